@@ -1,0 +1,44 @@
+# Two commands do all the set-up: `make run` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+export DJANGO_SETTINGS_MODULE ?= releasecal.settings
+
+.PHONY: run test lint install migrate demo clean
+
+$(STAMP): requirements/base.txt requirements/test.txt requirements/constraints.txt
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements/test.txt -c requirements/constraints.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py seed_demo
+	$(PY) manage.py ensure_admin
+
+# The embedded default: SQLite, console email, demo data, an admin login printed.
+run: export DEBUG ?= 1
+run: demo
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+# The whole suite. Uses PostgreSQL when DATABASE_URL is set, SQLite otherwise.
+test: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) var staticfiles node_modules

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ExceptionsConfig(AppConfig):
+    name = "exceptions"
+    verbose_name = "Exception requests"

@@ -1,0 +1,164 @@
+"""Exception requests, their revisions, sign-offs and decisions."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from releasecal.models import Enhancement, Milestone, Release, Tracking, ZoneField
+
+
+class ExceptionRequest(models.Model):
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+
+    ACTIVE_STATES = (State.PENDING, State.APPROVED)
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="exception_requests")
+    enhancement = models.ForeignKey(Enhancement, on_delete=models.PROTECT, related_name="exception_requests")
+    milestone = models.ForeignKey(Milestone, on_delete=models.PROTECT, related_name="exception_requests")
+    requester = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="exception_requests"
+    )
+    requester_name = models.CharField(max_length=200, blank=True, help_text="As written in the email, when not a user")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
+    # The current version's fields are on the current revision; ``days`` is denormalised
+    # here so lists, policy checks and ordering need no join.
+    days = models.PositiveSmallIntegerField()
+    submitted_at = models.DateTimeField(help_text="When the request was sent (the email's date when ingested)")
+    tracking_status_before = models.CharField(max_length=32, blank=True, choices=Tracking.Status.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-submitted_at", "-id"]
+        permissions = [("decide_exceptionrequest", "Can approve or reject exception requests")]
+        constraints = [
+            # One live request per KEP per milestone. Rejected and withdrawn ones stay as
+            # history; the service decides whether a re-filing is allowed.
+            models.UniqueConstraint(
+                fields=["enhancement", "milestone"],
+                condition=Q(state__in=["pending", "approved"]),
+                name="one_live_request_per_kep_per_milestone",
+            ),
+            models.CheckConstraint(condition=Q(days__gte=1), name="request_days_at_least_one"),
+            models.CheckConstraint(
+                condition=Q(state__in=["pending", "approved", "rejected", "withdrawn"]), name="request_state_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Exception #{self.pk} for KEP-{self.enhancement.number} ({self.milestone.title})"
+
+    @property
+    def current(self) -> ExceptionRequestRevision:
+        return self.revisions.order_by("-number").first()
+
+    @property
+    def requester_label(self) -> str:
+        if self.requester_id:
+            return self.requester.get_username()
+        return self.requester_name or "unknown"
+
+    @property
+    def warnings(self) -> list[str]:
+        limit = self.release.exception_warn_days
+        if self.days > limit:
+            return [
+                f"{self.days} days requested: exceptions are meant to be days, not weeks "
+                f"(more than {limit} days needs a strong reason)."
+            ]
+        return []
+
+
+class ExceptionRequestRevision(models.Model):
+    """Every version of a request, as submitted or amended. Never edited."""
+
+    request = models.ForeignKey(ExceptionRequest, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    enhancement_name = models.CharField(max_length=300, blank=True)
+    stage = models.CharField(max_length=16, choices=Tracking.Stage.choices, blank=True)
+    sig = models.CharField(max_length=64, blank=True)
+    issue_url = models.URLField(blank=True, max_length=500)
+    pr_urls = models.JSONField(default=list, blank=True)
+    days = models.PositiveSmallIntegerField()
+    until_text = models.CharField(max_length=200, blank=True, help_text='As written: "EOD Friday CET"')
+    until_zone = ZoneField(blank=True, help_text="The zone the requester named, if any")
+    reason = models.TextField(blank=True)
+    risks_adding = models.TextField(blank=True)
+    risks_cutting = models.TextField(blank=True)
+    source_text = models.TextField(blank=True, help_text="The email text this version came from, if any")
+
+    class Meta:
+        ordering = ["request", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["request", "number"], name="one_revision_number_per_request"),
+            models.CheckConstraint(condition=Q(days__gte=1), name="revision_days_at_least_one"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.request_id} v{self.number}: {self.days} days"
+
+
+class SignOff(models.Model):
+    request = models.ForeignKey(ExceptionRequest, on_delete=models.CASCADE, related_name="signoffs")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    author_label = models.CharField(max_length=200)
+    role = models.CharField(max_length=100, blank=True, help_text='e.g. "SIG Node lead"')
+    note = models.TextField(blank=True)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["request", "author"], condition=Q(author__isnull=False), name="one_signoff_per_user"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"+1 from {self.author_label}"
+
+
+class Decision(models.Model):
+    class Outcome(models.TextChoices):
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    # OneToOne: the database itself refuses a second decision on one request.
+    request = models.OneToOneField(ExceptionRequest, on_delete=models.CASCADE, related_name="decision")
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField()
+    note = models.TextField(blank=True)
+    granted_until = models.DateTimeField(null=True, blank=True)
+    granted_zone = ZoneField(blank=True)
+    # The freeze the grant extends, copied at decision time so the database can check
+    # "granted_until after the freeze" without a join.
+    freeze_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(outcome="approved", granted_until__isnull=False, freeze_at__isnull=False) & ~Q(granted_zone="")
+                )
+                | Q(outcome="rejected", granted_until__isnull=True),
+                name="decision_grant_matches_outcome",
+            ),
+            models.CheckConstraint(
+                condition=Q(granted_until__isnull=True) | Q(granted_until__gt=models.F("freeze_at")),
+                name="granted_until_after_freeze",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_outcome_display()} #{self.request_id}"

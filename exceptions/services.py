@@ -1,0 +1,439 @@
+"""The exception workflow: submit, amend, sign off, approve, reject, withdraw.
+
+Every face (admin, API, Slack, the email command) calls these, so the policy and its
+messages are the same everywhere. State changes lock the request row and guard on the
+current state: a second decision is a Conflict (409), never a second row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+
+from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, SignOff
+from releasecal import tz
+from releasecal.errors import Conflict, NotAllowed, PolicyViolation, ValidationFailed
+from releasecal.models import Enhancement, Milestone, Tracking
+from releasecal.selectors import release_hard_stop
+from releasecal.services import audit_record
+
+DECIDE_PERMISSION = "exceptions.decide_exceptionrequest"
+
+# Other apps (notifications, Slack) register here to hear about workflow events:
+# ``hook(event, request)`` with event in submitted/amended/signed_off/approved/
+# rejected/withdrawn. Called inside the transaction; queue work with on_commit.
+request_event_hooks: list[Callable[[str, ExceptionRequest], None]] = []
+
+
+def _emit(event: str, request: ExceptionRequest) -> None:
+    for hook in request_event_hooks:
+        hook(event, request)
+
+
+@dataclass
+class RequestFields:
+    """The fields of the Kubernetes exception request template."""
+
+    days: int
+    enhancement_name: str = ""
+    stage: str = ""
+    sig: str = ""
+    issue_url: str = ""
+    pr_urls: list[str] = field(default_factory=list)
+    until_text: str = ""
+    until_zone: str = ""
+    reason: str = ""
+    risks_adding: str = ""
+    risks_cutting: str = ""
+    source_text: str = ""
+
+
+def _actor_label(actor, fallback: str = "") -> str:
+    if actor is not None and getattr(actor, "is_authenticated", False):
+        return actor.get_username()
+    return fallback or "anonymous"
+
+
+def _check_days(days) -> int:
+    if isinstance(days, bool) or not isinstance(days, int):
+        try:
+            days = int(days)
+        except (TypeError, ValueError):
+            raise ValidationFailed("Additional days must be a whole number.", extra={"days": str(days)}) from None
+    if days < 1:
+        raise PolicyViolation("At least 1 additional day must be requested.", extra={"days": days})
+    if days > 366:
+        raise PolicyViolation("An exception cannot ask for more than a year.", extra={"days": days})
+    return days
+
+
+def _check_fields(fields: RequestFields) -> RequestFields:
+    fields.days = _check_days(fields.days)
+    if fields.stage and fields.stage not in Tracking.Stage.values:
+        raise ValidationFailed(
+            f"Unknown stage {fields.stage!r}; use one of {', '.join(Tracking.Stage.values)}.",
+            extra={"stage": fields.stage},
+        )
+    if fields.until_zone:
+        fields.until_zone = tz.normalize_zone_name(fields.until_zone)
+    return fields
+
+
+def request_window_closes(milestone: Milestone) -> dt.datetime:
+    """The last instant a request for ``milestone`` may arrive."""
+    return milestone.deadline + dt.timedelta(days=milestone.release.exception_window_days)
+
+
+def default_granted_until(request: ExceptionRequest, days: int | None = None) -> dt.datetime:
+    """Freeze + requested days, at end of day in the release's zone.
+
+    The freeze day is its local date in the release's zone; "end of day D" is D+1 00:00
+    there (AoE: 12:00 UTC the next day).
+    """
+    days = request.days if days is None else days
+    zone = request.release.zone
+    freeze_day = tz.local_date(request.milestone.deadline, zone)
+    return tz.end_of_day(freeze_day + dt.timedelta(days=days), zone)
+
+
+def _write_revision(
+    request: ExceptionRequest, fields: RequestFields, *, actor, at: dt.datetime
+) -> ExceptionRequestRevision:
+    number = (request.revisions.order_by("-number").values_list("number", flat=True).first() or 0) + 1
+    return ExceptionRequestRevision.objects.create(
+        request=request,
+        number=number,
+        created_at=at,
+        created_by=actor if actor is not None and getattr(actor, "is_authenticated", False) else None,
+        enhancement_name=fields.enhancement_name,
+        stage=fields.stage,
+        sig=fields.sig,
+        issue_url=fields.issue_url,
+        pr_urls=list(fields.pr_urls),
+        days=fields.days,
+        until_text=fields.until_text,
+        until_zone=fields.until_zone,
+        reason=fields.reason,
+        risks_adding=fields.risks_adding,
+        risks_cutting=fields.risks_cutting,
+        source_text=fields.source_text,
+    )
+
+
+def _revision_dict(revision: ExceptionRequestRevision) -> dict:
+    return {
+        "number": revision.number,
+        "days": revision.days,
+        "until_text": revision.until_text,
+        "until_zone": revision.until_zone,
+        "stage": revision.stage,
+        "sig": revision.sig,
+        "pr_urls": revision.pr_urls,
+    }
+
+
+def _set_tracking_status(request: ExceptionRequest, status: str) -> str:
+    """Set the KEP's tracking status for the release; return the previous one."""
+    tracking, _ = Tracking.objects.select_for_update().get_or_create(
+        release=request.release,
+        enhancement=request.enhancement,
+        defaults={"stage": request.current.stage or Tracking.Stage.ALPHA, "status": Tracking.Status.AT_RISK},
+    )
+    previous = tracking.status
+    tracking.status = status
+    tracking.save(update_fields=["status", "updated_at"])
+    return previous
+
+
+@transaction.atomic
+def exception_request_submit(
+    *,
+    enhancement: Enhancement,
+    milestone: Milestone,
+    fields: RequestFields,
+    requester=None,
+    requester_name: str = "",
+    submitted_at: dt.datetime | None = None,
+) -> ExceptionRequest:
+    """File a request. Enforces the window, one live request per KEP per milestone, and
+    that a rejected request is not re-filed asking for fewer days."""
+    fields = _check_fields(fields)
+    release = milestone.release
+    now = tz.utc_now()
+    submitted_at = tz.to_utc(submitted_at) if submitted_at else now
+    if submitted_at > now + dt.timedelta(minutes=5):
+        raise ValidationFailed(
+            "A request cannot be dated in the future.", extra={"submitted_at": tz.isoformat_utc(submitted_at)}
+        )
+    if milestone.cancelled:
+        raise PolicyViolation(f"{milestone.title} was cancelled; there is nothing to extend.")
+    if not milestone.kind.allows_exceptions:
+        raise PolicyViolation(
+            f"{milestone.kind.name} deadlines cannot be extended by an exception.",
+            extra={"milestone": milestone.pk, "kind": milestone.kind.slug},
+        )
+    closes = request_window_closes(milestone)
+    if submitted_at > closes:
+        raise PolicyViolation(
+            f"The request window for {milestone.title} closed at {tz.render(closes, release.zone)} "
+            f"({release.exception_window_days} days after the freeze); this request was sent at "
+            f"{tz.render(submitted_at, release.zone)}.",
+            extra={"window_closed_at": tz.isoformat_utc(closes), "submitted_at": tz.isoformat_utc(submitted_at)},
+        )
+    # Lock the KEP so two simultaneous filings for it serialise here.
+    Enhancement.objects.select_for_update().get(pk=enhancement.pk)
+    earlier = list(
+        ExceptionRequest.objects.filter(enhancement=enhancement, milestone=milestone).order_by("-submitted_at")
+    )
+    for other in earlier:
+        if other.state in ExceptionRequest.ACTIVE_STATES:
+            raise PolicyViolation(
+                f"KEP-{enhancement.number} already has a {other.state} exception request (#{other.pk}) "
+                f"for {milestone.title}; amend that one instead of filing another.",
+                extra={"existing_request": other.pk, "state": other.state},
+            )
+    rejected_days = [other.days for other in earlier if other.state == ExceptionRequest.State.REJECTED]
+    if rejected_days and fields.days < max(rejected_days):
+        raise PolicyViolation(
+            f"A request for {max(rejected_days)} days was rejected for KEP-{enhancement.number} and "
+            f"{milestone.title}; a re-filed request cannot ask for fewer days ({fields.days}).",
+            extra={"rejected_days": max(rejected_days), "days": fields.days},
+        )
+    try:
+        with transaction.atomic():
+            request = ExceptionRequest.objects.create(
+                release=release,
+                enhancement=enhancement,
+                milestone=milestone,
+                requester=requester if requester is not None and requester.is_authenticated else None,
+                requester_name=requester_name or _actor_label(requester, ""),
+                days=fields.days,
+                submitted_at=submitted_at,
+            )
+    except IntegrityError:
+        raise Conflict(
+            f"KEP-{enhancement.number} already has a live exception request for {milestone.title}."
+        ) from None
+    revision = _write_revision(request, fields, actor=requester, at=submitted_at)
+    request.tracking_status_before = _set_tracking_status(request, Tracking.Status.EXCEPTION_PENDING)
+    request.save(update_fields=["tracking_status_before"])
+    audit_record(
+        action="exception.submit",
+        obj=request,
+        actor=requester,
+        actor_label=request.requester_label,
+        after=_revision_dict(revision),
+        at=now,
+    )
+    _emit("submitted", request)
+    return request
+
+
+def _lock(request: ExceptionRequest) -> ExceptionRequest:
+    return (
+        ExceptionRequest.objects.select_for_update(of=("self",))
+        .select_related("release", "milestone", "milestone__kind", "enhancement")
+        .get(pk=request.pk)
+    )
+
+
+def _require_pending(request: ExceptionRequest, doing: str) -> None:
+    if request.state != ExceptionRequest.State.PENDING:
+        raise Conflict(
+            f"Exception request #{request.pk} is already {request.state}; it cannot be {doing}.",
+            extra={"state": request.state},
+        )
+
+
+def _is_requester(request: ExceptionRequest, user) -> bool:
+    return user is not None and request.requester_id is not None and request.requester_id == user.pk
+
+
+def _can_decide(user) -> bool:
+    return user is not None and user.is_authenticated and user.is_active and user.has_perm(DECIDE_PERMISSION)
+
+
+@transaction.atomic
+def exception_request_amend(
+    *,
+    request: ExceptionRequest,
+    fields: RequestFields,
+    actor=None,
+    actor_label: str = "",
+    at: dt.datetime | None = None,
+) -> ExceptionRequest:
+    """Record a new version of a pending request (the requester changed 6 days to 3)."""
+    fields = _check_fields(fields)
+    request = _lock(request)
+    _require_pending(request, "amended")
+    if actor is not None and not (_is_requester(request, actor) or _can_decide(actor) or actor.is_staff):
+        raise NotAllowed("Only the requester or the release team can amend this request.")
+    at = tz.to_utc(at) if at else tz.utc_now()
+    before = _revision_dict(request.current)
+    revision = _write_revision(request, fields, actor=actor, at=at)
+    request.days = fields.days
+    request.save(update_fields=["days", "updated_at"])
+    audit_record(
+        action="exception.amend",
+        obj=request,
+        actor=actor,
+        actor_label=actor_label or _actor_label(actor),
+        before=before,
+        after=_revision_dict(revision),
+    )
+    _emit("amended", request)
+    return request
+
+
+@transaction.atomic
+def exception_request_signoff(
+    *,
+    request: ExceptionRequest,
+    author=None,
+    author_label: str = "",
+    role: str = "",
+    note: str = "",
+    at: dt.datetime | None = None,
+) -> SignOff:
+    request = _lock(request)
+    _require_pending(request, "signed off")
+    label = author_label or _actor_label(author)
+    if author is not None and SignOff.objects.filter(request=request, author=author).exists():
+        raise Conflict(f"{label} has already signed off request #{request.pk}.")
+    signoff = SignOff.objects.create(
+        request=request,
+        author=author if author is not None and author.is_authenticated else None,
+        author_label=label,
+        role=role,
+        note=note,
+        at=tz.to_utc(at) if at else tz.utc_now(),
+    )
+    audit_record(
+        action="exception.signoff", obj=request, actor=author, actor_label=label, after={"role": role, "note": note}
+    )
+    _emit("signed_off", request)
+    return signoff
+
+
+def _check_decider(request: ExceptionRequest, actor) -> None:
+    if not _can_decide(actor):
+        raise NotAllowed("Only members of the release team can approve or reject exception requests.")
+    if _is_requester(request, actor):
+        raise NotAllowed("You filed this request, so someone else on the release team must decide it.")
+
+
+def _check_grant(request: ExceptionRequest, granted_until: dt.datetime) -> None:
+    freeze = request.milestone.deadline
+    zone = request.release.zone
+    if granted_until <= freeze:
+        raise PolicyViolation(
+            f"granted_until ({tz.render(granted_until, zone)}) must be after the freeze ({tz.render(freeze, zone)}).",
+            extra={"granted_until": tz.isoformat_utc(granted_until), "freeze": tz.isoformat_utc(freeze)},
+        )
+    hard_stop = release_hard_stop(request.release)
+    if hard_stop is not None and granted_until > hard_stop:
+        raise PolicyViolation(
+            f"granted_until ({tz.render(granted_until, zone)}) is after the release's hard stop "
+            f"({tz.render(hard_stop, zone)}, the rc.0 cut).",
+            extra={"granted_until": tz.isoformat_utc(granted_until), "hard_stop": tz.isoformat_utc(hard_stop)},
+        )
+
+
+@transaction.atomic
+def exception_request_approve(
+    *,
+    request: ExceptionRequest,
+    actor,
+    granted_until: dt.datetime | None = None,
+    granted_zone: str | None = None,
+    note: str = "",
+    at: dt.datetime | None = None,
+) -> Decision:
+    """Approve a pending request. Without ``granted_until``: freeze + requested days, at end
+    of day in the release's zone."""
+    request = _lock(request)
+    _require_pending(request, "approved")
+    _check_decider(request, actor)
+    zone = tz.normalize_zone_name(granted_zone or request.release.zone)
+    granted_until = tz.to_utc(granted_until) if granted_until else default_granted_until(request)
+    _check_grant(request, granted_until)
+    decision = _decide(
+        request,
+        actor=actor,
+        outcome=Decision.Outcome.APPROVED,
+        note=note,
+        at=at,
+        granted_until=granted_until,
+        granted_zone=zone,
+    )
+    _set_tracking_status(request, Tracking.Status.EXCEPTION_APPROVED)
+    _emit("approved", request)
+    return decision
+
+
+@transaction.atomic
+def exception_request_reject(
+    *, request: ExceptionRequest, actor, note: str = "", at: dt.datetime | None = None
+) -> Decision:
+    request = _lock(request)
+    _require_pending(request, "rejected")
+    _check_decider(request, actor)
+    decision = _decide(request, actor=actor, outcome=Decision.Outcome.REJECTED, note=note, at=at)
+    _set_tracking_status(request, Tracking.Status.REMOVED)
+    _emit("rejected", request)
+    return decision
+
+
+def _decide(request, *, actor, outcome, note, at, granted_until=None, granted_zone="") -> Decision:
+    at = tz.to_utc(at) if at else tz.utc_now()
+    try:
+        with transaction.atomic():
+            decision = Decision.objects.create(
+                request=request,
+                outcome=outcome,
+                decided_by=actor,
+                decided_at=at,
+                note=note,
+                granted_until=granted_until,
+                granted_zone=granted_zone,
+                freeze_at=request.milestone.deadline if granted_until else None,
+            )
+    except IntegrityError:
+        # The row lock makes this unreachable on PostgreSQL; it stays as the last guard.
+        raise Conflict(f"Exception request #{request.pk} has already been decided.") from None
+    request.state = outcome
+    request.save(update_fields=["state", "updated_at"])
+    after = {"outcome": outcome, "note": note}
+    if granted_until:
+        after |= {"granted_until": tz.isoformat_utc(granted_until), "granted_zone": granted_zone}
+    audit_record(
+        action=f"exception.{outcome}", obj=request, actor=actor, before={"state": "pending"}, after=after, at=at
+    )
+    request.decision = decision
+    return decision
+
+
+@transaction.atomic
+def exception_request_withdraw(
+    *, request: ExceptionRequest, actor=None, actor_label: str = "", note: str = ""
+) -> ExceptionRequest:
+    request = _lock(request)
+    _require_pending(request, "withdrawn")
+    if actor is not None and not (_is_requester(request, actor) or _can_decide(actor) or actor.is_staff):
+        raise NotAllowed("Only the requester or the release team can withdraw this request.")
+    request.state = ExceptionRequest.State.WITHDRAWN
+    request.save(update_fields=["state", "updated_at"])
+    _set_tracking_status(request, request.tracking_status_before or Tracking.Status.AT_RISK)
+    audit_record(
+        action="exception.withdraw",
+        obj=request,
+        actor=actor,
+        actor_label=actor_label or _actor_label(actor),
+        before={"state": "pending"},
+        after={"state": "withdrawn", "note": note},
+    )
+    _emit("withdrawn", request)
+    return request

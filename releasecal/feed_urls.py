@@ -1,0 +1,3 @@
+"""URL patterns: filled in by the feature that owns them."""
+
+urlpatterns: list = []

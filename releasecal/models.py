@@ -1,0 +1,281 @@
+"""The schedule domain: releases, milestones, KEPs and their tracking, the audit log."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import F, Q
+
+from releasecal import tz
+
+
+def validate_zone(value: str) -> None:
+    try:
+        canonical = tz.normalize_zone_name(value)
+    except tz.InvalidZone as exc:
+        raise ValidationError(exc.message) from exc
+    if canonical != value:
+        raise ValidationError(f"Write the zone as {canonical!r}.")
+
+
+class ZoneField(models.CharField):
+    """An IANA zone name or ``AoE``, validated by the time module."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("max_length", 64)
+        kwargs.setdefault("validators", [validate_zone])
+        super().__init__(*args, **kwargs)
+
+
+class Release(models.Model):
+    class Status(models.TextChoices):
+        PLANNING = "planning", "Planning"
+        ACTIVE = "active", "Active"
+        RELEASED = "released", "Released"
+
+    slug = models.SlugField(max_length=32, unique=True, help_text="Short name used in URLs, e.g. 1.31")
+    name = models.CharField(max_length=200)
+    zone = ZoneField(default="America/Los_Angeles", help_text="Native time zone of the schedule (IANA name or AoE)")
+    start_date = models.DateField()
+    ga_date = models.DateField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLANNING)
+    leads = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="led_releases")
+    links = models.JSONField(default=dict, blank=True, help_text='{"label": "https://..."}')
+
+    # Exception policy (defaults from the Kubernetes process).
+    exception_window_days = models.PositiveSmallIntegerField(
+        default=3, help_text="A request may arrive at most this many days after the freeze."
+    )
+    exception_warn_days = models.PositiveSmallIntegerField(
+        default=7, help_text="Requests for more days than this carry a warning (days, not weeks)."
+    )
+    hard_stop = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="No extension may end after this instant. Empty: the first rc milestone (rc.0 cut).",
+    )
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-start_date"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(ga_date__isnull=True) | Q(ga_date__gte=F("start_date")),
+                name="release_ga_after_start",
+            ),
+            models.CheckConstraint(condition=Q(exception_warn_days__gte=1), name="release_warn_days_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name or self.slug
+
+
+class MilestoneKind(models.Model):
+    slug = models.SlugField(max_length=48, unique=True)
+    name = models.CharField(max_length=100)
+    allows_exceptions = models.BooleanField(default=False, help_text="May an exception extend this deadline?")
+    is_freeze = models.BooleanField(default=False)
+    ordering = models.PositiveSmallIntegerField(default=100)
+
+    class Meta:
+        ordering = ["ordering", "slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Milestone(models.Model):
+    """A deadline: an instant in a native zone, or a date; optionally a window."""
+
+    # Fields a calendar client shows: changing any of them bumps ``sequence``.
+    CALENDAR_FIELDS = (
+        "kind_id",
+        "title",
+        "at",
+        "on_date",
+        "ends_at",
+        "ends_on",
+        "zone",
+        "description",
+        "link",
+        "cancelled",
+    )
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="milestones")
+    kind = models.ForeignKey(MilestoneKind, on_delete=models.PROTECT, related_name="milestones")
+    title = models.CharField(max_length=200)
+    at = models.DateTimeField(null=True, blank=True, help_text="The instant (stored in UTC)")
+    on_date = models.DateField(null=True, blank=True, help_text="For date-only milestones")
+    ends_at = models.DateTimeField(null=True, blank=True, help_text="End of a window (timed)")
+    ends_on = models.DateField(null=True, blank=True, help_text="Last day of a window (date-only, inclusive)")
+    zone = ZoneField()
+    description = models.TextField(blank=True)
+    link = models.URLField(blank=True, max_length=500)
+    sequence = models.PositiveIntegerField(default=0)
+    cancelled = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["release", "at", "on_date", "id"]
+        indexes = [models.Index(fields=["release", "kind"]), models.Index(fields=["at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(at__isnull=False, on_date__isnull=True) | Q(at__isnull=True, on_date__isnull=False)),
+                name="milestone_instant_xor_date",
+            ),
+            models.CheckConstraint(
+                condition=Q(ends_at__isnull=True) | Q(at__isnull=False, ends_at__gt=F("at")),
+                name="milestone_timed_window_ends_after_start",
+            ),
+            models.CheckConstraint(
+                condition=Q(ends_on__isnull=True) | Q(on_date__isnull=False, ends_on__gte=F("on_date")),
+                name="milestone_dated_window_ends_after_start",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.release.slug}] {self.title}"
+
+    @property
+    def is_all_day(self) -> bool:
+        return self.at is None
+
+    @property
+    def deadline(self) -> dt.datetime:
+        """The instant that counts as the deadline: ``at``, or the end of ``on_date`` in its zone."""
+        if self.at is not None:
+            return self.at
+        return tz.end_of_day(self.on_date, self.zone)
+
+    @property
+    def starts(self) -> dt.datetime:
+        """The first instant of the milestone (for ordering and "upcoming")."""
+        if self.at is not None:
+            return self.at
+        return tz.start_of_day(self.on_date, self.zone)
+
+    def display(self) -> str:
+        if self.at is not None:
+            text = tz.render(self.at, self.zone)
+            if self.ends_at:
+                text += " → " + tz.render(self.ends_at, self.zone)
+            return text
+        text = tz.render_date(self.on_date)
+        if self.ends_on:
+            text += " → " + tz.render_date(self.ends_on)
+        return text
+
+    def clean(self) -> None:
+        if (self.at is None) == (self.on_date is None):
+            raise ValidationError("Give either a time (instant) or a date, not both.")
+        if self.ends_at and (self.at is None or self.ends_at <= self.at):
+            raise ValidationError({"ends_at": "The window must end after it starts."})
+        if self.ends_on and (self.on_date is None or self.ends_on < self.on_date):
+            raise ValidationError({"ends_on": "The window must end on or after its first day."})
+
+
+class Enhancement(models.Model):
+    """A KEP."""
+
+    number = models.PositiveIntegerField(unique=True)
+    title = models.CharField(max_length=300)
+    owning_sig = models.SlugField(max_length=64, db_index=True)
+    participating_sigs = models.JSONField(default=list, blank=True)
+    issue_url = models.URLField(blank=True, max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["number"]
+
+    def __str__(self) -> str:
+        return f"KEP-{self.number}: {self.title}"
+
+
+class EnhancementOwner(models.Model):
+    enhancement = models.ForeignKey(Enhancement, on_delete=models.CASCADE, related_name="owners")
+    github = models.CharField(max_length=64, blank=True)
+    email = models.EmailField(blank=True)
+    slack_id = models.CharField(max_length=32, blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_keps"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["enhancement", "github"], condition=~Q(github=""), name="one_owner_row_per_github"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.github or self.email or self.slack_id or "owner"
+
+
+class Tracking(models.Model):
+    """A KEP's place in one release."""
+
+    class Stage(models.TextChoices):
+        ALPHA = "alpha", "Alpha"
+        BETA = "beta", "Beta"
+        STABLE = "stable", "Stable"
+        DEPRECATION = "deprecation", "Deprecation"
+
+    class Status(models.TextChoices):
+        TRACKED = "tracked", "Tracked"
+        AT_RISK = "at_risk", "At risk"
+        EXCEPTION_PENDING = "exception_pending", "Exception pending"
+        EXCEPTION_APPROVED = "exception_approved", "Exception approved"
+        REMOVED = "removed_from_milestone", "Removed from milestone"
+        DEFERRED = "deferred", "Deferred"
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="tracking")
+    enhancement = models.ForeignKey(Enhancement, on_delete=models.CASCADE, related_name="tracking")
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    status = models.CharField(max_length=32, choices=Status.choices, default=Status.TRACKED)
+    pr_urls = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["release", "enhancement__number"]
+        constraints = [models.UniqueConstraint(fields=["release", "enhancement"], name="one_tracking_per_release")]
+
+    def __str__(self) -> str:
+        return f"{self.enhancement} in {self.release.slug}"
+
+
+class AuditLog(models.Model):
+    """One immutable row per change: who, when, what, before, after."""
+
+    at = models.DateTimeField(db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_label = models.CharField(max_length=200, blank=True, help_text="Who, also when not a user (an email, Slack)")
+    action = models.CharField(max_length=64)
+    object_type = models.CharField(max_length=64)
+    object_id = models.CharField(max_length=64)
+    object_label = models.CharField(max_length=300, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M}Z {self.action} {self.object_type}#{self.object_id}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValidationError("Audit log rows are immutable.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Audit log rows are immutable.")

@@ -1,0 +1,205 @@
+"""Writes to the schedule domain. Views, admin, commands and tasks call these."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from django.db import transaction
+from django.forms.models import model_to_dict
+
+from releasecal import tz
+from releasecal.errors import ValidationFailed
+from releasecal.kinds import DEFAULT_KINDS
+from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
+
+# Hooks other apps register to hear that a deadline moved or was cancelled (the
+# reminder ledger reschedules its pending rows). Called inside the transaction.
+milestone_changed_hooks: list[Callable[[Milestone], None]] = []
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return tz.isoformat_utc(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def audit_record(
+    *,
+    action: str,
+    obj: Any,
+    actor=None,
+    actor_label: str = "",
+    before: dict | None = None,
+    after: dict | None = None,
+    at: dt.datetime | None = None,
+) -> AuditLog:
+    if actor is not None and not getattr(actor, "is_authenticated", False):
+        actor = None
+    label = actor_label or (actor.get_username() if actor is not None else "system")
+    return AuditLog.objects.create(
+        at=at or tz.utc_now(),
+        actor=actor,
+        actor_label=label[:200],
+        action=action,
+        object_type=obj._meta.label_lower,
+        object_id=str(obj.pk),
+        object_label=str(obj)[:300],
+        before=_json_safe(before) if before is not None else None,
+        after=_json_safe(after) if after is not None else None,
+    )
+
+
+def milestone_snapshot(milestone: Milestone) -> dict[str, Any]:
+    data = model_to_dict(milestone, fields=[f.removesuffix("_id") for f in Milestone.CALENDAR_FIELDS])
+    return _json_safe(data)
+
+
+def _check_milestone(milestone: Milestone) -> None:
+    milestone.zone = tz.normalize_zone_name(milestone.zone)
+    if (milestone.at is None) == (milestone.on_date is None):
+        raise ValidationFailed("A milestone has either a time (instant) or a date, not both and not neither.")
+    if milestone.at is not None:
+        tz.ensure_aware(milestone.at)
+        if milestone.ends_on is not None:
+            raise ValidationFailed("A timed milestone's window ends at a time (ends_at), not a date.")
+    if milestone.on_date is not None and milestone.ends_at is not None:
+        raise ValidationFailed("A date-only milestone's window ends on a date (ends_on), not a time.")
+    if milestone.ends_at is not None and milestone.ends_at <= milestone.at:
+        raise ValidationFailed(
+            "The window must end after it starts.", extra={"ends_at": tz.isoformat_utc(milestone.ends_at)}
+        )
+    if milestone.ends_on is not None and milestone.ends_on < milestone.on_date:
+        raise ValidationFailed("The window must end on or after its first day.")
+
+
+@transaction.atomic
+def milestone_save(*, milestone: Milestone, actor=None, actor_label: str = "") -> Milestone:
+    """Create or update a milestone: validate, bump ``sequence`` when anything a
+    calendar shows changed, record the audit row and tell the reminder ledger."""
+    _check_milestone(milestone)
+    if milestone.pk is None:
+        milestone.save()
+        audit_record(
+            action="milestone.create",
+            obj=milestone,
+            actor=actor,
+            actor_label=actor_label,
+            after=milestone_snapshot(milestone),
+        )
+        for hook in milestone_changed_hooks:
+            hook(milestone)
+        return milestone
+    old = Milestone.objects.select_for_update().get(pk=milestone.pk)
+    before, after = milestone_snapshot(old), milestone_snapshot(milestone)
+    if before == after:
+        return milestone
+    milestone.sequence = old.sequence + 1
+    milestone.save()
+    action = "milestone.cancel" if milestone.cancelled and not old.cancelled else "milestone.update"
+    audit_record(action=action, obj=milestone, actor=actor, actor_label=actor_label, before=before, after=after)
+    for hook in milestone_changed_hooks:
+        hook(milestone)
+    return milestone
+
+
+def milestone_create(
+    *,
+    release: Release,
+    kind: MilestoneKind,
+    title: str,
+    at: dt.datetime | None = None,
+    on_date: dt.date | None = None,
+    ends_at: dt.datetime | None = None,
+    ends_on: dt.date | None = None,
+    zone: str | None = None,
+    description: str = "",
+    link: str = "",
+    actor=None,
+) -> Milestone:
+    milestone = Milestone(
+        release=release,
+        kind=kind,
+        title=title,
+        at=tz.to_utc(at) if at else None,
+        on_date=on_date,
+        ends_at=tz.to_utc(ends_at) if ends_at else None,
+        ends_on=ends_on,
+        zone=zone or release.zone,
+        description=description,
+        link=link,
+    )
+    return milestone_save(milestone=milestone, actor=actor)
+
+
+def milestone_cancel(*, milestone: Milestone, actor=None) -> Milestone:
+    milestone.cancelled = True
+    return milestone_save(milestone=milestone, actor=actor)
+
+
+def milestone_kinds_ensure() -> dict[str, MilestoneKind]:
+    """The default kinds (created by a migration); re-created if someone deleted one."""
+    kinds = {}
+    for slug, name, allows, is_freeze, ordering in DEFAULT_KINDS:
+        kinds[slug], _ = MilestoneKind.objects.get_or_create(
+            slug=slug,
+            defaults={"name": name, "allows_exceptions": allows, "is_freeze": is_freeze, "ordering": ordering},
+        )
+    return kinds
+
+
+@transaction.atomic
+def enhancement_upsert(
+    *,
+    number: int,
+    title: str,
+    owning_sig: str,
+    participating_sigs: list[str] | None = None,
+    issue_url: str = "",
+    owners: list[dict[str, str]] | None = None,
+) -> Enhancement:
+    if number < 1:
+        raise ValidationFailed("A KEP number is a positive integer.", extra={"number": number})
+    enhancement, _ = Enhancement.objects.update_or_create(
+        number=number,
+        defaults={
+            "title": title,
+            "owning_sig": owning_sig,
+            "participating_sigs": sorted(set(participating_sigs or []) - {owning_sig}),
+            "issue_url": issue_url or f"https://github.com/kubernetes/enhancements/issues/{number}",
+        },
+    )
+    for owner in owners or []:
+        github = (owner.get("github") or "").lstrip("@")
+        if github:
+            EnhancementOwner.objects.update_or_create(
+                enhancement=enhancement,
+                github=github,
+                defaults={"email": owner.get("email", ""), "slack_id": owner.get("slack_id", "")},
+            )
+        else:
+            EnhancementOwner.objects.create(
+                enhancement=enhancement, email=owner.get("email", ""), slack_id=owner.get("slack_id", "")
+            )
+    return enhancement
+
+
+def tracking_set(
+    *, release: Release, enhancement: Enhancement, stage: str, status: str | None = None, pr_urls=None
+) -> Tracking:
+    if stage not in Tracking.Stage.values:
+        raise ValidationFailed(f"Unknown stage {stage!r}.", extra={"choices": Tracking.Stage.values})
+    defaults: dict[str, Any] = {"stage": stage}
+    if status:
+        defaults["status"] = status
+    if pr_urls is not None:
+        defaults["pr_urls"] = list(pr_urls)
+    tracking, _ = Tracking.objects.update_or_create(release=release, enhancement=enhancement, defaults=defaults)
+    return tracking

@@ -1,0 +1,359 @@
+"""The one module that owns time.
+
+Everything that parses a wall time, names a zone, renders a deadline or converts an
+instant goes through here. Nothing else in the code writes a zone label.
+
+Conventions:
+- An *instant* is an aware ``datetime`` (any tzinfo); we normalise to UTC on the way in.
+- A *zone* is a name: an IANA key such as ``America/Los_Angeles`` or the special
+  ``AoE`` ("Anywhere on Earth", UTC-12, stored under its own name so a calendar shows it
+  honestly and is read back as ``Etc/GMT+12``).
+- Wall-time input must be exact: a time in a spring-forward gap or a fall-back fold is
+  rejected, naming both candidate UTC offsets, unless the input carries an explicit
+  offset.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zoneinfo
+from dataclasses import dataclass
+from functools import lru_cache
+
+from releasecal.errors import ValidationFailed
+
+UTC = dt.UTC
+AOE = "AoE"
+AOE_IANA = "Etc/GMT+12"  # POSIX sign convention: Etc/GMT+12 is UTC-12.
+
+_ALIASES = {
+    "aoe": AOE,
+    "anywhere on earth": AOE,
+    "utc": "UTC",
+    "z": "UTC",
+    "gmt": "UTC",
+    "etc/utc": "UTC",
+}
+
+
+class InvalidZone(ValidationFailed):
+    pass
+
+
+class NonExistentTime(ValidationFailed):
+    """A wall time inside a spring-forward gap."""
+
+
+class AmbiguousTime(ValidationFailed):
+    """A wall time inside a fall-back fold."""
+
+
+# --------------------------------------------------------------------------- zones
+
+
+@lru_cache(maxsize=512)
+def _available() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def normalize_zone_name(name: str) -> str:
+    """Return the canonical stored name of a zone, or raise InvalidZone.
+
+    ``AoE`` (any case) and ``Etc/GMT+12`` both normalise to ``AoE``.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidZone("A time zone is required.", extra={"zone": name})
+    raw = name.strip()
+    alias = _ALIASES.get(raw.lower())
+    if alias:
+        return alias
+    if raw == AOE_IANA:
+        return AOE
+    if raw in _available():
+        return raw
+    # Accept a case-insensitive match of an IANA key ("europe/berlin").
+    lowered = {key.lower(): key for key in _available()}
+    if raw.lower() in lowered:
+        return lowered[raw.lower()]
+    raise InvalidZone(
+        f"Unknown time zone {raw!r}. Use an IANA name such as 'Europe/Berlin' or 'AoE'.",
+        extra={"zone": raw},
+    )
+
+
+def is_valid_zone(name: str) -> bool:
+    try:
+        normalize_zone_name(name)
+    except InvalidZone:
+        return False
+    return True
+
+
+@lru_cache(maxsize=512)
+def get_zone(name: str) -> zoneinfo.ZoneInfo:
+    """The tzinfo for a zone name (``AoE`` included)."""
+    canonical = normalize_zone_name(name)
+    if canonical == AOE:
+        return zoneinfo.ZoneInfo(AOE_IANA)
+    return zoneinfo.ZoneInfo(canonical)
+
+
+def iana_name(name: str) -> str:
+    """The IANA key for a zone name: ``AoE`` becomes ``Etc/GMT+12``."""
+    canonical = normalize_zone_name(name)
+    return AOE_IANA if canonical == AOE else canonical
+
+
+def zone_choices() -> list[tuple[str, str]]:
+    names = sorted(n for n in _available() if "/" in n and not n.startswith(("Etc/", "SystemV/")))
+    return [(AOE, "AoE (Anywhere on Earth, UTC-12)"), ("UTC", "UTC")] + [(n, n) for n in names]
+
+
+# ------------------------------------------------------------------------ offsets
+
+
+def format_offset(offset: dt.timedelta) -> str:
+    """``-07:00``, ``+10:30``, ``+00:00``."""
+    total = int(offset.total_seconds())
+    sign = "-" if total < 0 else "+"
+    total = abs(total)
+    hours, rem = divmod(total, 3600)
+    minutes = rem // 60
+    return f"{sign}{hours:02d}:{minutes:02d}"
+
+
+def abbreviation(instant: dt.datetime, zone: str) -> str:
+    """The zone abbreviation in force at ``instant``.
+
+    tzdata gives letters where a zone has them (PDT, CET, IST) and numbers where it has
+    none (Lord Howe's ``+1030``); numbers are rendered as ``UTC+10:30`` so they cannot
+    be mistaken for a time. AoE is ``AoE``.
+    """
+    canonical = normalize_zone_name(zone)
+    if canonical == AOE:
+        return "AoE"
+    local = to_zone(instant, canonical)
+    name = local.tzname() or ""
+    if canonical == "UTC" or name in {"UTC", "Z"}:
+        return "UTC"
+    if not name or name[0] in "+-" or name.isdigit():
+        return "UTC" + format_offset(local.utcoffset() or dt.timedelta(0))
+    return name
+
+
+# ----------------------------------------------------------------------- instants
+
+
+def ensure_aware(instant: dt.datetime) -> dt.datetime:
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValidationFailed(
+            "A time without a zone or offset cannot be placed on the timeline.",
+            extra={"value": instant.isoformat()},
+        )
+    return instant
+
+
+def to_utc(instant: dt.datetime) -> dt.datetime:
+    return ensure_aware(instant).astimezone(UTC)
+
+
+def to_zone(instant: dt.datetime, zone: str) -> dt.datetime:
+    """Convert an instant to a zone (``AoE`` included)."""
+    return ensure_aware(instant).astimezone(get_zone(zone))
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(UTC)
+
+
+def localize(wall: dt.datetime, zone: str) -> dt.datetime:
+    """Attach ``zone`` to a naive wall time, exactly, and return the instant in UTC.
+
+    A wall time in a gap (it never happened) raises NonExistentTime; one in a fold (it
+    happened twice) raises AmbiguousTime. Both messages name the two candidate offsets
+    so the person can add the one they mean.
+    """
+    if wall.tzinfo is not None:
+        raise ValueError("localize() takes a naive wall time")
+    tz = get_zone(zone)
+    first = wall.replace(tzinfo=tz, fold=0)
+    second = wall.replace(tzinfo=tz, fold=1)
+    off_first, off_second = first.utcoffset(), second.utcoffset()
+    if off_first == off_second:
+        return first.astimezone(UTC)
+    canonical = normalize_zone_name(zone)
+    shown = wall.strftime("%Y-%m-%d %H:%M")
+    # Round-tripping tells a gap from a fold: a gap's wall time does not come back.
+    round_trip = first.astimezone(UTC).astimezone(tz).replace(tzinfo=None)
+    candidates = sorted({format_offset(off_first), format_offset(off_second)})
+    extra = {"wall_time": wall.isoformat(), "zone": canonical, "candidate_offsets": candidates}
+    if round_trip != wall:
+        raise NonExistentTime(
+            f"{shown} does not exist in {canonical}: the clocks skip over it when daylight "
+            f"saving time starts. The two offsets around the gap are {candidates[0]} and "
+            f"{candidates[1]}; give the time with an explicit offset or pick a time "
+            "outside the gap.",
+            extra=extra,
+        )
+    raise AmbiguousTime(
+        f"{shown} is ambiguous in {canonical}: it happens twice when daylight saving "
+        f"time ends, at UTC offset {format_offset(off_first)} and again at "
+        f"{format_offset(off_second)}. Give the time with an explicit offset.",
+        extra=extra,
+    )
+
+
+_ISO_RE = re.compile(
+    r"^\s*(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)"
+    r"\s*(?P<offset>Z|z|[+-]\d{2}(?::?\d{2})?)?\s*$"
+)
+
+
+def parse_wall_time(value: str | dt.datetime, zone: str) -> dt.datetime:
+    """Parse a wall time in ``zone`` into a UTC instant.
+
+    ``value`` is ISO 8601 (``2024-07-26T19:00`` or ``2024-07-26 19:00``); with an
+    explicit offset (``-07:00`` or ``Z``) the offset decides and gap/fold are no issue.
+    An aware datetime is taken as it is; a naive one is localized strictly.
+    """
+    normalize_zone_name(zone)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None and value.utcoffset() is not None:
+            return value.astimezone(UTC)
+        return localize(value, zone)
+    if not isinstance(value, str):
+        raise ValidationFailed("Expected a date and time as text.", extra={"value": repr(value)})
+    match = _ISO_RE.match(value)
+    if not match:
+        raise ValidationFailed(
+            f"Could not read {value!r} as a date and time; use 'YYYY-MM-DD HH:MM', "
+            "optionally followed by an offset such as '-07:00' or 'Z'.",
+            extra={"value": value},
+        )
+    try:
+        naive = dt.datetime.fromisoformat(f"{match['date']}T{match['time']}")
+    except ValueError as exc:
+        raise ValidationFailed(f"{value!r} is not a valid date and time: {exc}.", extra={"value": value}) from exc
+    offset = match["offset"]
+    if offset:
+        if offset in {"Z", "z"}:
+            return naive.replace(tzinfo=UTC)
+        if ":" not in offset and len(offset) == 5:
+            offset = f"{offset[:3]}:{offset[3:]}"
+        elif len(offset) == 3:
+            offset = f"{offset}:00"
+        try:
+            aware = dt.datetime.fromisoformat(f"{naive.isoformat()}{offset}")
+        except ValueError as exc:
+            raise ValidationFailed(f"Bad UTC offset in {value!r}.", extra={"value": value}) from exc
+        return aware.astimezone(UTC)
+    return localize(naive, zone)
+
+
+def start_of_day(day: dt.date, zone: str) -> dt.datetime:
+    """The first instant of ``day`` in ``zone`` (skips a gap at midnight)."""
+    tz = get_zone(zone)
+    wall = dt.datetime.combine(day, dt.time(0, 0))
+    try:
+        return localize(wall, zone)
+    except NonExistentTime:
+        # Midnight skipped (e.g. America/Santiago): the day starts at the transition,
+        # which is the wall time read with the offset in force before it (fold=0).
+        return wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
+    except AmbiguousTime:
+        return wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
+
+
+def end_of_day(day: dt.date, zone: str) -> dt.datetime:
+    """ "End of day D in Z": the instant D+1 00:00 in Z, in UTC.
+
+    End of day 2025-02-10 AoE is 2025-02-11 00:00 AoE = 2025-02-11 12:00 UTC.
+    """
+    return start_of_day(day + dt.timedelta(days=1), zone)
+
+
+def local_date(instant: dt.datetime, zone: str) -> dt.date:
+    return to_zone(instant, zone).date()
+
+
+# ---------------------------------------------------------------------- rendering
+
+
+def _clock(local: dt.datetime) -> str:
+    return local.strftime("%H:%M")
+
+
+def _day(local: dt.datetime | dt.date) -> str:
+    # No zero padding on the day, English names independent of the process locale.
+    return f"{_WEEKDAYS[local.weekday()]} {local.day} {_MONTHS[local.month - 1]} {local.year}"
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+def render_in_zone(instant: dt.datetime, zone: str) -> str:
+    """``19:00 PDT Friday 26 July 2024``."""
+    local = to_zone(instant, zone)
+    return f"{_clock(local)} {abbreviation(instant, zone)} {_day(local)}"
+
+
+def render(instant: dt.datetime, zone: str) -> str:
+    """``19:00 PDT Friday 26 July 2024 (02:00 UTC Saturday 27 July 2024)``.
+
+    When the zone is UTC the parenthesis would repeat itself and is left out.
+    """
+    if normalize_zone_name(zone) == "UTC":
+        return render_in_zone(instant, "UTC")
+    return f"{render_in_zone(instant, zone)} ({render_in_zone(instant, 'UTC')})"
+
+
+def render_date(day: dt.date) -> str:
+    """``Friday 26 July 2024`` for a date-only milestone."""
+    return _day(day)
+
+
+def render_with_aoe(instant: dt.datetime, zone: str) -> str:
+    """Native, UTC and AoE, the three a deadline message shows."""
+    parts = [render(instant, zone)]
+    if normalize_zone_name(zone) != AOE:
+        parts.append(render_in_zone(instant, AOE))
+    return " / ".join(parts)
+
+
+@dataclass(frozen=True)
+class LocalTime:
+    """An instant as seen in one zone: what the API calls ``x_local``."""
+
+    datetime: str
+    timezone: str
+    abbreviation: str
+    display: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "datetime": self.datetime,
+            "timezone": self.timezone,
+            "abbreviation": self.abbreviation,
+            "display": self.display,
+        }
+
+
+def local_time(instant: dt.datetime, zone: str) -> LocalTime:
+    canonical = normalize_zone_name(zone)
+    local = to_zone(instant, canonical)
+    return LocalTime(
+        datetime=local.isoformat(),
+        timezone=canonical,
+        abbreviation=abbreviation(instant, canonical),
+        display=render(instant, canonical),
+    )
+
+
+def isoformat_utc(instant: dt.datetime) -> str:
+    """``2024-07-27T02:00:00Z``."""
+    return to_utc(instant).strftime("%Y-%m-%dT%H:%M:%SZ")

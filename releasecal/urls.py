@@ -1,0 +1,10 @@
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("calendar/", include("releasecal.feed_urls")),
+    path("api/", include("releasecal.api_urls")),
+    path("slack/", include("releasecal.slack_urls")),
+    path("", include("releasecal.page_urls")),
+]

@@ -1,0 +1,89 @@
+"""Shared fixtures: a demo-shaped release built through the services."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from exceptions.services import RequestFields, exception_request_submit
+from releasecal import tz
+from releasecal.models import MilestoneKind, Release
+from releasecal.services import enhancement_upsert, milestone_create, tracking_set
+
+
+@pytest.fixture
+def kinds(db) -> dict[str, MilestoneKind]:
+    return {k.slug: k for k in MilestoneKind.objects.all()}
+
+
+@pytest.fixture
+def release(db, kinds) -> Release:
+    """1.31-like: LA zone, enhancements freeze 19:00 PDT Thu 13 June 2024, code freeze
+    02:00 UTC Wed 24 July 2024 (19:00 PDT Tue 23 July), rc.0 on 2024-07-30 (timed)."""
+    release = Release.objects.create(
+        slug="1.31", name="Kubernetes v1.31", zone="America/Los_Angeles",
+        start_date=dt.date(2024, 5, 13), ga_date=dt.date(2024, 8, 13), status=Release.Status.ACTIVE,
+    )  # fmt: skip
+    milestone_create(
+        release=release, kind=kinds["enhancements-freeze"], title="Enhancements Freeze",
+        at=tz.parse_wall_time("2024-06-13 19:00", "America/Los_Angeles"),
+    )  # fmt: skip
+    milestone_create(
+        release=release, kind=kinds["code-freeze"], title="Code Freeze",
+        at=tz.parse_wall_time("2024-07-23 19:00", "America/Los_Angeles"),
+        ends_at=tz.parse_wall_time("2024-08-07 19:00", "America/Los_Angeles"),
+    )  # fmt: skip
+    milestone_create(
+        release=release, kind=kinds["rc"], title="1.31.0-rc.0 released",
+        at=tz.parse_wall_time("2024-07-30 10:00", "America/Los_Angeles"),
+    )  # fmt: skip
+    milestone_create(release=release, kind=kinds["ga"], title="v1.31 released", on_date=dt.date(2024, 8, 13))
+    return release
+
+
+@pytest.fixture
+def code_freeze(release):
+    return release.milestones.get(kind__slug="code-freeze")
+
+
+@pytest.fixture
+def enhancements_freeze(release):
+    return release.milestones.get(kind__slug="enhancements-freeze")
+
+
+@pytest.fixture
+def kep(db, release):
+    enhancement = enhancement_upsert(
+        number=2400, title="Node memory swap support", owning_sig="node",
+        participating_sigs=["node"], owners=[{"github": "kannon92", "email": "kep2400@example.com"}],
+    )  # fmt: skip
+    tracking_set(release=release, enhancement=enhancement, stage="beta", status="tracked")
+    return enhancement
+
+
+@pytest.fixture
+def requester(db) -> User:
+    return User.objects.create_user("requester", "requester@example.com", "pw")
+
+
+@pytest.fixture
+def release_team_member(db) -> User:
+    user = User.objects.create_user("lead", "lead@example.com", "pw")
+    user.groups.add(Group.objects.get(name="Release Team"))
+    return user
+
+
+@pytest.fixture
+def staff(db) -> User:
+    return User.objects.create_user("staff", "staff@example.com", "pw", is_staff=True)
+
+
+@pytest.fixture
+def pending_request(kep, code_freeze, requester):
+    return exception_request_submit(
+        enhancement=kep, milestone=code_freeze, requester=requester,
+        fields=RequestFields(days=2, enhancement_name=kep.title, stage="beta", sig="node"),
+        submitted_at=code_freeze.deadline + dt.timedelta(hours=1),
+    )  # fmt: skip
