@@ -68,7 +68,7 @@ def normalize_zone_name(name: str) -> str:
     alias = _ALIASES.get(raw.lower())
     if alias:
         return alias
-    if raw == AOE_IANA:
+    if raw.lower() == AOE_IANA.lower():
         return AOE
     if raw in _available():
         return raw
@@ -114,12 +114,15 @@ def zone_choices() -> list[tuple[str, str]]:
 
 
 def format_offset(offset: dt.timedelta) -> str:
-    """``-07:00``, ``+10:30``, ``+00:00``."""
+    """``-07:00``, ``+10:30``, ``+00:00`` (``-07:52:58`` for a historical sub-minute offset)."""
     total = int(offset.total_seconds())
     sign = "-" if total < 0 else "+"
     total = abs(total)
     hours, rem = divmod(total, 3600)
-    minutes = rem // 60
+    minutes, seconds = divmod(rem, 60)
+    if seconds:
+        # Never round: a rounded offset named in an error would point at another instant.
+        return f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}"
     return f"{sign}{hours:02d}:{minutes:02d}"
 
 
@@ -206,7 +209,7 @@ def localize(wall: dt.datetime, zone: str) -> dt.datetime:
 
 _ISO_RE = re.compile(
     r"^\s*(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)"
-    r"\s*(?P<offset>Z|z|[+-]\d{2}(?::?\d{2})?)?\s*$"
+    r"\s*(?P<offset>Z|z|[+-]\d{2}(?::?\d{2}(?::\d{2})?)?)?\s*$"
 )
 
 
@@ -221,7 +224,7 @@ def parse_wall_time(value: str | dt.datetime, zone: str) -> dt.datetime:
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
             return value.astimezone(UTC)
-        return localize(value, zone)
+        return localize(value.replace(tzinfo=None), zone)
     if not isinstance(value, str):
         raise ValidationFailed("Expected a date and time as text.", extra={"value": repr(value)})
     match = _ISO_RE.match(value)
@@ -251,6 +254,22 @@ def parse_wall_time(value: str | dt.datetime, zone: str) -> dt.datetime:
     return localize(naive, zone)
 
 
+def wall_time_input(instant: dt.datetime, zone: str) -> str:
+    """The text a form pre-fills for ``instant`` in ``zone``: ``2024-07-23 19:00``.
+
+    It reads back to the same instant through ``parse_wall_time``: seconds are shown
+    when present, and a time in a fold gets its explicit offset (``-07:00``).
+    """
+    local = to_zone(instant, zone)
+    text = local.strftime("%Y-%m-%d %H:%M:%S" if local.second or local.microsecond else "%Y-%m-%d %H:%M")
+    try:
+        if localize(local.replace(tzinfo=None, microsecond=0), zone) == to_utc(instant).replace(microsecond=0):
+            return text
+    except (NonExistentTime, AmbiguousTime):
+        pass
+    return text + format_offset(local.utcoffset() or dt.timedelta(0))
+
+
 def start_of_day(day: dt.date, zone: str) -> dt.datetime:
     """The first instant of ``day`` in ``zone`` (skips a gap at midnight)."""
     tz = get_zone(zone)
@@ -275,6 +294,15 @@ def end_of_day(day: dt.date, zone: str) -> dt.datetime:
 
 def local_date(instant: dt.datetime, zone: str) -> dt.date:
     return to_zone(instant, zone).date()
+
+
+def deadline_day(instant: dt.datetime, zone: str) -> dt.date:
+    """The calendar day in ``zone`` on which a deadline closes.
+
+    A deadline at exactly 00:00 is "end of day" of the day before: end of Thursday
+    19 June AoE is 2025-06-20 00:00 AoE, and its day is Thursday 19 June.
+    """
+    return local_date(ensure_aware(instant) - dt.timedelta(microseconds=1), zone)
 
 
 # ---------------------------------------------------------------------- rendering
@@ -356,4 +384,5 @@ def local_time(instant: dt.datetime, zone: str) -> LocalTime:
 
 def isoformat_utc(instant: dt.datetime) -> str:
     """``2024-07-27T02:00:00Z``."""
-    return to_utc(instant).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, not strftime: strftime does not zero-pad years before 1000.
+    return to_utc(instant).replace(microsecond=0, tzinfo=None).isoformat() + "Z"

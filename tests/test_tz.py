@@ -1,0 +1,331 @@
+"""Examples for releasecal.tz: known instants, known labels, known gaps and folds.
+
+No database: these are pure functions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from releasecal import tz
+from releasecal.errors import ValidationFailed
+
+LA = "America/Los_Angeles"
+UTC = dt.UTC
+
+
+def utc(*args: int) -> dt.datetime:
+    return dt.datetime(*args, tzinfo=UTC)
+
+
+# ----------------------------------------------------------------------- render
+
+
+def test_it_renders_the_kubernetes_deadline_exactly():
+    assert tz.render(utc(2024, 7, 27, 2, 0), LA) == "19:00 PDT Friday 26 July 2024 (02:00 UTC Saturday 27 July 2024)"
+
+
+def test_it_renders_pst_in_december():
+    expected = "19:00 PST Friday 13 December 2024 (03:00 UTC Saturday 14 December 2024)"
+    assert tz.render(utc(2024, 12, 14, 3, 0), LA) == expected
+
+
+def test_it_renders_the_same_instant_in_any_zone():
+    instant = utc(2024, 7, 27, 2, 0)
+    assert tz.render_in_zone(instant, "Europe/Berlin") == "04:00 CEST Saturday 27 July 2024"
+    assert tz.render_in_zone(instant, "Asia/Kolkata") == "07:30 IST Saturday 27 July 2024"
+    assert tz.render_in_zone(instant, "AoE") == "14:00 AoE Friday 26 July 2024"
+    assert tz.render_in_zone(instant, "UTC") == "02:00 UTC Saturday 27 July 2024"
+
+
+def test_it_leaves_out_the_parenthesis_when_the_zone_is_utc():
+    assert tz.render(utc(2024, 7, 27, 2, 0), "UTC") == "02:00 UTC Saturday 27 July 2024"
+
+
+def test_it_pads_neither_the_day_nor_depends_on_locale():
+    assert tz.render_date(dt.date(2025, 2, 3)) == "Monday 3 February 2025"
+
+
+# ------------------------------------------------------------------ abbreviation
+
+
+@pytest.mark.parametrize(
+    ("instant", "zone", "label"),
+    [
+        (utc(2024, 7, 1, 12), LA, "PDT"),
+        (utc(2024, 12, 1, 12), LA, "PST"),
+        (utc(2024, 1, 15, 12), "Europe/Berlin", "CET"),
+        (utc(2024, 7, 15, 12), "Europe/Berlin", "CEST"),
+        (utc(2024, 1, 15, 12), "Asia/Kolkata", "IST"),
+        (utc(2024, 7, 15, 12), "Asia/Kolkata", "IST"),
+        # Lord Howe: +10:30 in the southern winter, +11 (a 30-minute DST) in summer;
+        # tzdata has no letters for it, so the offset is spelled out.
+        (utc(2024, 7, 15, 12), "Australia/Lord_Howe", "UTC+10:30"),
+        (utc(2024, 12, 15, 12), "Australia/Lord_Howe", "UTC+11:00"),
+        (utc(2024, 7, 15, 12), "AoE", "AoE"),
+        (utc(2024, 7, 15, 12), "Etc/GMT+12", "AoE"),
+        (utc(2024, 7, 15, 12), "UTC", "UTC"),
+    ],
+)
+def test_it_names_the_abbreviation_in_force_at_the_instant(instant, zone, label):
+    assert tz.abbreviation(instant, zone) == label
+
+
+def test_it_switches_label_exactly_at_the_la_spring_transition():
+    # 2024-03-10 02:00 PST = 10:00 UTC is when PDT starts.
+    assert tz.abbreviation(utc(2024, 3, 10, 9, 59, 59), LA) == "PST"
+    assert tz.abbreviation(utc(2024, 3, 10, 10, 0, 0), LA) == "PDT"
+
+
+def test_it_switches_label_exactly_at_the_berlin_autumn_transition():
+    # EU rule: summer time ends at 01:00 UTC on the last Sunday of October.
+    assert tz.abbreviation(utc(2024, 10, 27, 0, 59, 59), "Europe/Berlin") == "CEST"
+    assert tz.abbreviation(utc(2024, 10, 27, 1, 0, 0), "Europe/Berlin") == "CET"
+
+
+def test_kolkata_has_a_half_hour_offset_and_no_dst():
+    for month in range(1, 13):
+        local = tz.to_zone(utc(2024, month, 1, 0, 0), "Asia/Kolkata")
+        assert local.utcoffset() == dt.timedelta(hours=5, minutes=30)
+
+
+# ----------------------------------------------------------------------- parsing
+
+
+def test_it_parses_a_wall_time_in_the_zone():
+    assert tz.parse_wall_time("2024-07-26 19:00", LA) == utc(2024, 7, 27, 2, 0)
+    assert tz.parse_wall_time("2024-07-26T19:00:00", LA) == utc(2024, 7, 27, 2, 0)
+    assert tz.parse_wall_time("2024-07-26T19:00", "Asia/Kolkata") == utc(2024, 7, 26, 13, 30)
+    assert tz.parse_wall_time("2024-12-15 12:00", "Australia/Lord_Howe") == utc(2024, 12, 15, 1, 0)
+
+
+def test_it_rejects_a_time_in_the_spring_gap_naming_both_offsets():
+    with pytest.raises(tz.NonExistentTime) as exc:
+        tz.parse_wall_time("2024-03-10 02:30", LA)
+    assert "-08:00" in exc.value.message
+    assert "-07:00" in exc.value.message
+    assert "does not exist" in exc.value.message
+    assert exc.value.status_code == 400
+    assert sorted(exc.value.extra["candidate_offsets"]) == ["-07:00", "-08:00"]
+
+
+def test_it_rejects_a_time_in_the_autumn_fold_naming_both_offsets():
+    with pytest.raises(tz.AmbiguousTime) as exc:
+        tz.parse_wall_time("2024-11-03 01:30", LA)
+    assert "-07:00" in exc.value.message
+    assert "-08:00" in exc.value.message
+    assert "ambiguous" in exc.value.message
+
+
+def test_it_rejects_lord_howe_half_hour_gap_and_fold():
+    with pytest.raises(tz.NonExistentTime) as gap:
+        tz.parse_wall_time("2024-10-06 02:15", "Australia/Lord_Howe")
+    assert "+10:30" in gap.value.message
+    assert "+11:00" in gap.value.message
+    with pytest.raises(tz.AmbiguousTime) as fold:
+        tz.parse_wall_time("2024-04-07 01:45", "Australia/Lord_Howe")
+    assert "+10:30" in fold.value.message
+    assert "+11:00" in fold.value.message
+
+
+def test_the_minutes_next_to_a_gap_are_accepted():
+    assert tz.parse_wall_time("2024-03-10 01:59", LA) == utc(2024, 3, 10, 9, 59)
+    assert tz.parse_wall_time("2024-03-10 03:00", LA) == utc(2024, 3, 10, 10, 0)
+
+
+def test_localize_refuses_an_aware_datetime():
+    with pytest.raises(ValueError, match="naive"):
+        tz.localize(utc(2024, 1, 1), LA)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # In the gap: the explicit offset decides.
+        ("2024-03-10 02:30-08:00", utc(2024, 3, 10, 10, 30)),
+        ("2024-03-10T02:30-07:00", utc(2024, 3, 10, 9, 30)),
+        # In the fold: each offset picks one of the two instants.
+        ("2024-11-03 01:30-07:00", utc(2024, 11, 3, 8, 30)),
+        ("2024-11-03 01:30-08:00", utc(2024, 11, 3, 9, 30)),
+        ("2024-11-03 01:30 -0800", utc(2024, 11, 3, 9, 30)),
+        ("2024-11-03 01:30-08", utc(2024, 11, 3, 9, 30)),
+        ("2024-11-03T09:30Z", utc(2024, 11, 3, 9, 30)),
+        ("2024-11-03T09:30:00.250000z", dt.datetime(2024, 11, 3, 9, 30, 0, 250000, tzinfo=UTC)),
+    ],
+)
+def test_it_accepts_gap_and_fold_times_with_an_explicit_offset(text, expected):
+    assert tz.parse_wall_time(text, LA) == expected
+
+
+def test_it_takes_an_aware_datetime_as_it_is():
+    berlin = tz.get_zone("Europe/Berlin")
+    value = dt.datetime(2024, 7, 27, 4, 0, tzinfo=berlin)
+    assert tz.parse_wall_time(value, LA) == utc(2024, 7, 27, 2, 0)
+
+
+def test_it_localizes_a_naive_datetime_strictly():
+    assert tz.parse_wall_time(dt.datetime(2024, 7, 26, 19, 0), LA) == utc(2024, 7, 27, 2, 0)
+    with pytest.raises(tz.AmbiguousTime):
+        tz.parse_wall_time(dt.datetime(2024, 11, 3, 1, 30), LA)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["tomorrow", "2024-02-30 10:00", "2024-07-26", "2024-07-26 25:00", "2024-07-26 19:00+25:00", "", "19:00 PDT"],
+)
+def test_it_rejects_unreadable_text_with_a_validation_error(text):
+    with pytest.raises(ValidationFailed):
+        tz.parse_wall_time(text, LA)
+
+
+def test_it_rejects_a_non_string_value():
+    with pytest.raises(ValidationFailed):
+        tz.parse_wall_time(20240726, LA)
+
+
+# ------------------------------------------------------------------------- zones
+
+
+@pytest.mark.parametrize("name", ["Mars/Olympus_Mons", "PDT", "", "   ", "America/Los Angeles", "../etc/passwd", None])
+def test_it_rejects_invalid_zone_names(name):
+    with pytest.raises(tz.InvalidZone):
+        tz.normalize_zone_name(name)
+    assert tz.is_valid_zone(name) is False
+
+
+def test_parsing_in_an_invalid_zone_is_a_validation_error():
+    with pytest.raises(tz.InvalidZone) as exc:
+        tz.parse_wall_time("2024-07-26 19:00", "Nowhere/Special")
+    assert exc.value.status_code == 400
+    assert "Nowhere/Special" in exc.value.message
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("AoE", "AoE"),
+        ("aoe", "AoE"),
+        ("Anywhere on Earth", "AoE"),
+        ("Etc/GMT+12", "AoE"),
+        ("etc/gmt+12", "AoE"),
+        ("utc", "UTC"),
+        ("Z", "UTC"),
+        ("europe/berlin", "Europe/Berlin"),
+        (" America/Los_Angeles ", LA),
+    ],
+)
+def test_it_normalises_zone_names(name, canonical):
+    assert tz.normalize_zone_name(name) == canonical
+
+
+def test_aoe_is_utc_minus_twelve_under_its_iana_name():
+    assert tz.iana_name("AoE") == "Etc/GMT+12"
+    assert tz.to_zone(utc(2025, 2, 11, 12, 0), "AoE").utcoffset() == dt.timedelta(hours=-12)
+    assert tz.parse_wall_time("2025-02-10 23:59", "AoE") == utc(2025, 2, 11, 11, 59)
+    assert tz.zone_choices()[0][0] == "AoE"
+
+
+# ------------------------------------------------------------------ day boundaries
+
+
+def test_end_of_day_aoe_is_noon_utc_the_next_day():
+    assert tz.end_of_day(dt.date(2025, 2, 10), "AoE") == utc(2025, 2, 11, 12, 0)
+
+
+@pytest.mark.parametrize(
+    ("zone", "expected"),
+    [
+        (LA, utc(2024, 7, 27, 7, 0)),  # 00:00 PDT
+        ("Europe/Berlin", utc(2024, 7, 26, 22, 0)),  # 00:00 CEST
+        ("Asia/Kolkata", utc(2024, 7, 26, 18, 30)),  # 00:00 IST
+        ("Australia/Lord_Howe", utc(2024, 7, 26, 13, 30)),  # 00:00 +10:30
+        ("UTC", utc(2024, 7, 27, 0, 0)),
+        ("AoE", utc(2024, 7, 27, 12, 0)),
+    ],
+)
+def test_end_of_day_is_the_next_local_midnight(zone, expected):
+    assert tz.end_of_day(dt.date(2024, 7, 26), zone) == expected
+
+
+def test_end_of_day_on_a_short_day_is_still_the_next_midnight():
+    # 2024-03-10 is 23 hours long in LA; its end is 2024-03-11 00:00 PDT.
+    assert tz.end_of_day(dt.date(2024, 3, 10), LA) == utc(2024, 3, 11, 7, 0)
+    assert tz.end_of_day(dt.date(2024, 3, 10), LA) - tz.start_of_day(dt.date(2024, 3, 10), LA) == dt.timedelta(hours=23)
+
+
+def test_start_of_day_where_midnight_is_skipped_is_the_transition():
+    # Santiago 2022-09-11: 00:00 -04 jumps to 01:00 -03, so the day begins at 04:00 UTC.
+    start = tz.start_of_day(dt.date(2022, 9, 11), "America/Santiago")
+    assert start == utc(2022, 9, 11, 4, 0)
+    assert tz.to_zone(start, "America/Santiago").replace(tzinfo=None) == dt.datetime(2022, 9, 11, 1, 0)
+    assert tz.to_zone(start - dt.timedelta(seconds=1), "America/Santiago").date() == dt.date(2022, 9, 10)
+    # Beirut 2024-03-31: 00:00 +02 jumps to 01:00 +03.
+    assert tz.start_of_day(dt.date(2024, 3, 31), "Asia/Beirut") == utc(2024, 3, 30, 22, 0)
+    # ...and the day before it ends there too.
+    assert tz.end_of_day(dt.date(2022, 9, 10), "America/Santiago") == utc(2022, 9, 11, 4, 0)
+
+
+def test_start_of_day_where_midnight_happens_twice_is_the_first_one():
+    # Havana 2024-11-03: 01:00 CDT falls back to 00:00 CST, so midnight happens twice.
+    assert tz.start_of_day(dt.date(2024, 11, 3), "America/Havana") == utc(2024, 11, 3, 4, 0)
+
+
+def test_local_date_is_the_date_in_the_zone():
+    assert tz.local_date(utc(2024, 7, 27, 2, 0), LA) == dt.date(2024, 7, 26)
+    assert tz.local_date(utc(2024, 7, 27, 2, 0), "Asia/Kolkata") == dt.date(2024, 7, 27)
+
+
+# --------------------------------------------------------------- API and instants
+
+
+def test_local_time_has_the_api_shape():
+    value = tz.local_time(utc(2024, 7, 27, 2, 0), LA).as_dict()
+    assert value == {
+        "datetime": "2024-07-26T19:00:00-07:00",
+        "timezone": LA,
+        "abbreviation": "PDT",
+        "display": "19:00 PDT Friday 26 July 2024 (02:00 UTC Saturday 27 July 2024)",
+    }
+
+
+def test_local_time_in_aoe_keeps_the_aoe_name():
+    value = tz.local_time(utc(2025, 2, 11, 12, 0), "Etc/GMT+12").as_dict()
+    assert value["timezone"] == "AoE"
+    assert value["abbreviation"] == "AoE"
+    assert value["datetime"] == "2025-02-11T00:00:00-12:00"
+
+
+def test_isoformat_utc_ends_with_z():
+    berlin = tz.get_zone("Europe/Berlin")
+    assert tz.isoformat_utc(dt.datetime(2024, 7, 27, 4, 0, 0, 999, tzinfo=berlin)) == "2024-07-27T02:00:00Z"
+    assert tz.isoformat_utc(utc(999, 1, 2, 3, 4, 5)) == "0999-01-02T03:04:05Z"
+
+
+def test_format_offset_spells_out_sign_hours_and_minutes():
+    assert tz.format_offset(dt.timedelta(hours=-7)) == "-07:00"
+    assert tz.format_offset(dt.timedelta(hours=10, minutes=30)) == "+10:30"
+    assert tz.format_offset(dt.timedelta(0)) == "+00:00"
+    assert tz.format_offset(-dt.timedelta(hours=7, minutes=52, seconds=58)) == "-07:52:58"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda naive: tz.to_utc(naive),
+        lambda naive: tz.to_zone(naive, LA),
+        lambda naive: tz.abbreviation(naive, LA),
+        lambda naive: tz.render(naive, LA),
+        lambda naive: tz.local_time(naive, LA),
+        lambda naive: tz.isoformat_utc(naive),
+        lambda naive: tz.local_date(naive, LA),
+    ],
+)
+def test_it_refuses_a_naive_datetime_where_an_instant_is_expected(call):
+    with pytest.raises(ValidationFailed, match="without a zone or offset"):
+        call(dt.datetime(2024, 7, 26, 19, 0))
+
+
+def test_utc_now_is_aware():
+    assert tz.utc_now().utcoffset() == dt.timedelta(0)
