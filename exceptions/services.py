@@ -90,12 +90,13 @@ def request_window_closes(milestone: Milestone) -> dt.datetime:
 def default_granted_until(request: ExceptionRequest, days: int | None = None) -> dt.datetime:
     """Freeze + requested days, at end of day in the release's zone.
 
-    The freeze day is its local date in the release's zone; "end of day D" is D+1 00:00
-    there (AoE: 12:00 UTC the next day).
+    The freeze day is the day the freeze closes in the release's zone (a freeze at
+    "end of day Thursday" counts as Thursday); "end of day D" is D+1 00:00 there
+    (AoE: 12:00 UTC the next day).
     """
     days = request.days if days is None else days
     zone = request.release.zone
-    freeze_day = tz.local_date(request.milestone.deadline, zone)
+    freeze_day = tz.deadline_day(request.milestone.deadline, zone)
     return tz.end_of_day(freeze_day + dt.timedelta(days=days), zone)
 
 

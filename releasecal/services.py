@@ -10,8 +10,8 @@ from django.db import transaction
 from django.forms.models import model_to_dict
 
 from releasecal import tz
+from releasecal.defaults import DEFAULT_KINDS, GROUP_PERMISSIONS
 from releasecal.errors import ValidationFailed
-from releasecal.kinds import DEFAULT_KINDS
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
 
 # Hooks other apps register to hear that a deadline moved or was cancelled (the
@@ -144,6 +144,15 @@ def milestone_cancel(*, milestone: Milestone, actor=None) -> Milestone:
     return milestone_save(milestone=milestone, actor=actor)
 
 
+@transaction.atomic
+def milestone_delete(*, milestone: Milestone, actor=None) -> None:
+    """Really remove a milestone (superusers only, checked by the caller). Feeds lose it
+    without a CANCELLED event, so ``milestone_cancel`` is the normal way; the audit row
+    keeps what was there."""
+    audit_record(action="milestone.delete", obj=milestone, actor=actor, before=milestone_snapshot(milestone))
+    milestone.delete()
+
+
 def milestone_kinds_ensure() -> dict[str, MilestoneKind]:
     """The default kinds (created by a migration); re-created if someone deleted one."""
     kinds = {}
@@ -153,6 +162,17 @@ def milestone_kinds_ensure() -> dict[str, MilestoneKind]:
             defaults={"name": name, "allows_exceptions": allows, "is_freeze": is_freeze, "ordering": ordering},
         )
     return kinds
+
+
+def groups_ensure() -> None:
+    """The groups "Release Team" and "Enhancements" with their permissions (created by a
+    migration; re-created here after a flush)."""
+    from django.contrib.auth.models import Group, Permission
+
+    for name, perms in GROUP_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        for app_label, codename in perms:
+            group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
 
 
 @transaction.atomic

@@ -10,12 +10,20 @@ from django.contrib.auth.models import Group, User
 from exceptions.services import RequestFields, exception_request_submit
 from releasecal import tz
 from releasecal.models import MilestoneKind, Release
-from releasecal.services import enhancement_upsert, milestone_create, tracking_set
+from releasecal.services import (
+    enhancement_upsert,
+    groups_ensure,
+    milestone_create,
+    milestone_kinds_ensure,
+    tracking_set,
+)
 
 
 @pytest.fixture
 def kinds(db) -> dict[str, MilestoneKind]:
-    return {k.slug: k for k in MilestoneKind.objects.all()}
+    # Transactional tests flush what the data migration created: re-create it.
+    groups_ensure()
+    return milestone_kinds_ensure()
 
 
 @pytest.fixture
@@ -69,7 +77,7 @@ def requester(db) -> User:
 
 
 @pytest.fixture
-def release_team_member(db) -> User:
+def release_team_member(kinds) -> User:
     user = User.objects.create_user("lead", "lead@example.com", "pw")
     user.groups.add(Group.objects.get(name="Release Team"))
     return user

@@ -3,45 +3,7 @@
 from django.contrib.auth.management import create_permissions
 from django.db import migrations
 
-from releasecal.kinds import DEFAULT_KINDS
-
-RELEASE_TEAM = "Release Team"
-ENHANCEMENTS = "Enhancements"
-
-RELEASE_TEAM_PERMS = [
-    ("exceptions", "decide_exceptionrequest"),
-    ("exceptions", "view_exceptionrequest"),
-    ("exceptions", "change_exceptionrequest"),
-    ("exceptions", "add_exceptionrequest"),
-    ("exceptions", "view_decision"),
-    ("exceptions", "view_signoff"),
-    ("exceptions", "add_signoff"),
-    ("releasecal", "view_release"),
-    ("releasecal", "change_release"),
-    ("releasecal", "view_milestone"),
-    ("releasecal", "add_milestone"),
-    ("releasecal", "change_milestone"),
-    ("releasecal", "view_enhancement"),
-    ("releasecal", "change_enhancement"),
-    ("releasecal", "view_tracking"),
-    ("releasecal", "change_tracking"),
-    ("releasecal", "view_auditlog"),
-]
-ENHANCEMENTS_PERMS = [
-    ("exceptions", "view_exceptionrequest"),
-    ("exceptions", "add_exceptionrequest"),
-    ("exceptions", "view_signoff"),
-    ("exceptions", "add_signoff"),
-    ("releasecal", "view_release"),
-    ("releasecal", "view_milestone"),
-    ("releasecal", "view_enhancement"),
-    ("releasecal", "add_enhancement"),
-    ("releasecal", "change_enhancement"),
-    ("releasecal", "view_tracking"),
-    ("releasecal", "add_tracking"),
-    ("releasecal", "change_tracking"),
-    ("releasecal", "view_auditlog"),
-]
+from releasecal.defaults import DEFAULT_KINDS, ENHANCEMENTS, GROUP_PERMISSIONS, RELEASE_TEAM
 
 
 def forwards(apps, schema_editor):
@@ -52,7 +14,7 @@ def forwards(apps, schema_editor):
         app_config.models_module = None
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")
-    for name, perms in ((RELEASE_TEAM, RELEASE_TEAM_PERMS), (ENHANCEMENTS, ENHANCEMENTS_PERMS)):
+    for name, perms in GROUP_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=name)
         for app_label, codename in perms:
             group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
