@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "releasecal",
     "exceptions",
+    "slack_integration",
 ]
 
 MIDDLEWARE = [
@@ -143,6 +144,17 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "releasecal.api_common.exception_handler",
+    # Counters live in Django's default cache (Redis when REDIS_URL is set), so the
+    # limit holds across gunicorn workers and web replicas.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "releasecal.api_common.AnonThrottle",
+        "releasecal.api_common.UserThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("API_THROTTLE_ANON", "600/min"),
+        "user": os.environ.get("API_THROTTLE_USER", "3000/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "releasecal API",
@@ -173,6 +185,8 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "releasecal <releaseca
 SLACK_SIGNING_SECRET = os.environ.get("SLACK_SIGNING_SECRET", "")
 SLACK_BOT_TOKEN = os.environ.get("SLACK_BOT_TOKEN", "")
 SLACK_API_URL = os.environ.get("SLACK_API_URL", "https://slack.com/api/")
+# Where new exception requests are posted with Approve / Reject buttons (a channel id).
+SLACK_RELEASE_TEAM_CHANNEL = os.environ.get("SLACK_RELEASE_TEAM_CHANNEL", "")
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,225 @@
+"""What every API view shares: instant fields, the viewer's zone, errors, throttles.
+
+Instants: an output serializer lists its instants in ``instant_fields`` and gets, for
+each name ``x``, three fields: ``x`` (UTC, ISO 8601 with ``Z``), ``x_local`` (the
+instant in its native zone, ``{datetime, timezone, abbreviation, display}``) and, when
+the request has ``?tz=``, ``x_viewer`` (the same shape in the viewer's zone). All of it
+is produced by ``releasecal.tz``; nothing here formats a zone label.
+
+Errors: one DRF exception handler turns ``DomainError`` and DRF's own errors into
+``{"message": ..., "extra": {...}}`` with the error's 4xx status.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_field
+from rest_framework import exceptions as drf_exceptions
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from releasecal import tz
+from releasecal.errors import DomainError
+
+# ----------------------------------------------------------------- viewer zone
+
+
+def viewer_zone(request: Request) -> str | None:
+    """The zone named by ``?tz=``, canonical; None when absent. A bad zone is a 400."""
+    raw = request.query_params.get("tz")
+    if raw is None or raw == "":
+        return None
+    return tz.normalize_zone_name(raw)
+
+
+TZ_PARAMETER = OpenApiParameter(
+    "tz",
+    OpenApiTypes.STR,
+    description="Also show every instant in this zone (`x_viewer`): an IANA name such as "
+    "`Europe/Berlin`, or `AoE`. An unknown zone is a 400.",
+    required=False,
+)
+
+
+def serializer_context(request: Request) -> dict[str, Any]:
+    return {"request": request, "viewer_zone": viewer_zone(request)}
+
+
+# ------------------------------------------------------------------ time fields
+
+
+def _resolve(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if obj is None:
+            return None
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+    return obj
+
+
+class LocalTimeSerializer(serializers.Serializer):
+    """Documentation shape of ``x_local`` / ``x_viewer``."""
+
+    datetime = serializers.CharField(help_text="ISO 8601 with the zone's UTC offset")
+    timezone = serializers.CharField(help_text="IANA name, or AoE")
+    abbreviation = serializers.CharField(help_text="In force at that instant: PDT in July, PST in December")
+    display = serializers.CharField(help_text="19:00 PDT Friday 26 July 2024 (02:00 UTC Saturday 27 July 2024)")
+
+
+@extend_schema_field({"type": "string", "format": "date-time", "nullable": True, "example": "2024-07-27T02:00:00Z"})
+class UtcInstantField(serializers.Field):
+    def __init__(self, *, instant: str, **kwargs):
+        self.instant_path = instant
+        kwargs.setdefault("source", "*")
+        super().__init__(**kwargs)
+
+    def to_representation(self, obj: Any) -> str | None:
+        instant = _resolve(obj, self.instant_path)
+        return tz.isoformat_utc(instant) if instant is not None else None
+
+
+@extend_schema_field(LocalTimeSerializer(allow_null=True))
+class LocalTimeField(serializers.Field):
+    """The instant at ``instant`` seen in the zone at ``zone`` (a path on the object), or
+    in the viewer's zone from the serializer context when ``viewer=True``."""
+
+    def __init__(self, *, instant: str, zone: str = "", viewer: bool = False, **kwargs):
+        self.instant_path = instant
+        self.zone_path = zone
+        self.viewer = viewer
+        kwargs.setdefault("source", "*")
+        super().__init__(**kwargs)
+
+    def to_representation(self, obj: Any) -> dict[str, str] | None:
+        instant = _resolve(obj, self.instant_path)
+        zone = self.context.get("viewer_zone") if self.viewer else _resolve(obj, self.zone_path)
+        if instant is None or not zone:
+            return None
+        return tz.local_time(instant, zone).as_dict()
+
+
+class TimeAwareOutputSerializer(serializers.Serializer):
+    """An output serializer with instant triples.
+
+    ``instant_fields = {"deadline": ("deadline", "zone")}`` adds ``deadline``,
+    ``deadline_local`` and ``deadline_viewer``; both paths are dotted attribute paths
+    on the serialized object.
+    """
+
+    instant_fields: dict[str, tuple[str, str]] = {}
+
+    def get_fields(self):
+        fields = super().get_fields()
+        for name, (instant, zone) in self.instant_fields.items():
+            fields[name] = UtcInstantField(instant=instant, help_text="UTC, ISO 8601, Z")
+            fields[f"{name}_local"] = LocalTimeField(instant=instant, zone=zone, help_text="In its native zone")
+            fields[f"{name}_viewer"] = LocalTimeField(
+                instant=instant, viewer=True, required=False, help_text="In the zone given by ?tz= (only then)"
+            )
+        return fields
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not self.context.get("viewer_zone"):
+            for name in self.instant_fields:
+                data.pop(f"{name}_viewer", None)
+        return data
+
+
+# ----------------------------------------------------------------------- errors
+
+
+class ErrorSerializer(serializers.Serializer):
+    message = serializers.CharField()
+    extra = serializers.DictField(child=serializers.JSONField())
+
+
+def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
+    descriptions = {
+        400: "Bad input or a policy rule: the message says which.",
+        401: "Missing or invalid token (Authorization: Token <key>).",
+        403: "Not allowed (deciding needs the release-team permission; nobody decides their own request).",
+        404: "No such object.",
+        409: "The request changed state already (e.g. a second approval).",
+        429: "Throttled.",
+    }
+    return {code: OpenApiResponse(ErrorSerializer, description=descriptions[code]) for code in codes}
+
+
+def _first_message(detail: Any) -> str:
+    """A sentence from DRF's nested error detail: the first field error, named."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            inner = _first_message(value)
+            if key in {"non_field_errors", api_settings.NON_FIELD_ERRORS_KEY}:
+                return inner
+            return f"{key}: {inner}"
+    if isinstance(detail, list) and detail:
+        return _first_message(detail[0])
+    return str(detail)
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, DomainError):
+        return Response({"message": exc.message, "extra": exc.extra}, status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = drf_exceptions.NotFound(str(exc) or "Not found.")
+    elif isinstance(exc, PermissionDenied):
+        exc = drf_exceptions.PermissionDenied(str(exc) or None)
+    response = drf_exception_handler(exc, context)  # keeps WWW-Authenticate, Retry-After
+    if response is None:
+        return None  # a real bug: let Django answer 500 and log it
+    detail = exc.detail if isinstance(exc, drf_exceptions.APIException) else response.data
+    if isinstance(exc, drf_exceptions.ValidationError):
+        message, extra = _first_message(detail), {"fields": detail}
+    else:
+        message = str(detail.get("detail", detail)) if isinstance(detail, dict) else str(detail)
+        extra = {"code": getattr(exc, "default_code", "error")}
+        if isinstance(exc, drf_exceptions.Throttled) and exc.wait is not None:
+            extra["retry_after_seconds"] = int(exc.wait)
+    response.data = {"message": message, "extra": extra}
+    return response
+
+
+# -------------------------------------------------------------------- throttles
+
+
+class _RatesFromSettings:
+    """DRF freezes THROTTLE_RATES at import; read them per request so settings (and
+    test overrides) apply. The counters use Django's default cache: Redis in
+    production, shared by every worker."""
+
+    @property
+    def THROTTLE_RATES(self):
+        return api_settings.DEFAULT_THROTTLE_RATES
+
+
+class AnonThrottle(_RatesFromSettings, AnonRateThrottle):
+    pass
+
+
+class UserThrottle(_RatesFromSettings, UserRateThrottle):
+    pass
+
+
+# ---------------------------------------------------------------------- parsing
+
+
+def parse_instant_input(value: str, *, zone: str, field: str) -> dt.datetime:
+    """A time typed by a client: ISO with an offset, or a wall time in ``zone``.
+
+    A wall time in a DST gap or fold is refused naming both offsets (tz.parse_wall_time).
+    """
+    try:
+        return tz.parse_wall_time(value, zone)
+    except DomainError as exc:
+        exc.extra = {"field": field, **exc.extra}
+        raise

@@ -1,0 +1,99 @@
+"""Block Kit content. Every deadline sentence comes from releasecal.tz."""
+
+from __future__ import annotations
+
+from exceptions.models import ExceptionRequest
+from exceptions.services import default_granted_until
+from releasecal import tz
+
+APPROVE_ACTION = "exception_approve"
+REJECT_ACTION = "exception_reject"
+_MAX_TEXT = 2900  # Slack refuses section text over 3000 characters
+
+
+def clip(text: str, limit: int = _MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text)}}
+
+
+def context(text: str) -> dict:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text)}]}
+
+
+def header(text: str) -> dict:
+    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, 150)}}
+
+
+def request_title(request: ExceptionRequest) -> str:
+    return f"Exception request #{request.pk}: KEP-{request.enhancement.number} {request.enhancement.title}"
+
+
+def decision_sentence(request: ExceptionRequest) -> str:
+    """What was decided, with the new deadline rendered by the time module."""
+    decision = getattr(request, "decision", None)
+    if request.state == ExceptionRequest.State.APPROVED and decision is not None:
+        who = decision.decided_by.get_username() if decision.decided_by else "the release team"
+        return (
+            f":white_check_mark: *Approved* by {who}. KEP-{request.enhancement.number} may land until "
+            f"{tz.render(decision.granted_until, decision.granted_zone)}."
+        )
+    if request.state == ExceptionRequest.State.REJECTED and decision is not None:
+        who = decision.decided_by.get_username() if decision.decided_by else "the release team"
+        return (
+            f":x: *Rejected* by {who}. The {request.milestone.title} deadline stays "
+            f"{tz.render(request.milestone.deadline, request.milestone.zone)}."
+        )
+    if request.state == ExceptionRequest.State.WITHDRAWN:
+        return ":leftwards_arrow_with_hook: *Withdrawn* by the requester."
+    return ""
+
+
+def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
+    """The release-team channel message for a request: (fallback text, blocks)."""
+    milestone = request.milestone
+    revision = request.current
+    lines = [
+        f"*Milestone:* {milestone.title}, {tz.render(milestone.deadline, milestone.zone)}",
+        f"*Days requested:* {request.days}"
+        + (f" (until {revision.until_text})" if revision is not None and revision.until_text else ""),
+        f"*Requested by:* {request.requester_label} on {tz.render(request.submitted_at, request.release.zone)}",
+    ]
+    blocks = [header(request_title(request)), section("\n".join(lines))]
+    if revision is not None and revision.reason:
+        blocks.append(section(f"*Why it is critical:* {revision.reason}"))
+    for warning in request.warnings:
+        blocks.append(context(f":warning: {warning}"))
+    if request.state == ExceptionRequest.State.PENDING:
+        grant = default_granted_until(request)
+        blocks.append(context(f"Approving grants until {tz.render(grant, request.release.zone)}."))
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": f"exception_request_{request.pk}",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": APPROVE_ACTION,
+                        "style": "primary",
+                        "text": {"type": "plain_text", "text": "Approve"},
+                        "value": str(request.pk),
+                    },
+                    {
+                        "type": "button",
+                        "action_id": REJECT_ACTION,
+                        "style": "danger",
+                        "text": {"type": "plain_text", "text": "Reject"},
+                        "value": str(request.pk),
+                    },
+                ],
+            }
+        )
+    else:
+        blocks.append(section(decision_sentence(request)))
+    text = request_title(request)
+    if request.state != ExceptionRequest.State.PENDING:
+        text += f" ({request.state})"
+    return text, blocks

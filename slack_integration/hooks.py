@@ -1,0 +1,31 @@
+"""Hear exception workflow events and queue Slack work after the transaction commits."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from exceptions.models import ExceptionRequest
+from exceptions.services import request_event_hooks
+
+logger = logging.getLogger(__name__)
+
+
+def on_request_event(event: str, request: ExceptionRequest) -> None:
+    from slack_integration import tasks
+
+    if event == "submitted":
+        task, args = tasks.slack_post_exception_request, (request.pk,)
+    elif event in {"approved", "rejected", "withdrawn", "amended"}:
+        task, args = tasks.slack_update_exception_messages, (request.pk,)
+    else:
+        return
+    # robust=True: a broker hiccup after commit is logged, never turned into a 500 for
+    # a request that is already saved.
+    transaction.on_commit(lambda: task.delay(*args), robust=True)
+
+
+def register() -> None:
+    if on_request_event not in request_event_hooks:
+        request_event_hooks.append(on_request_event)

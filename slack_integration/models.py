@@ -1,0 +1,47 @@
+"""Who is who on Slack, and which Slack messages show which exception request."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from releasecal.models import ZoneField
+
+
+class SlackIdentity(models.Model):
+    """A Slack user, mapped to a releasecal user (for deciding) and remembering a zone.
+
+    ``user`` may be empty: anyone can ask ``/relcal tz Europe/Berlin``; only a mapped
+    user with the release-team permission can press Approve or Reject.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="slack_identity"
+    )
+    slack_user_id = models.CharField(max_length=32, unique=True, help_text="e.g. U2CERLKJA")
+    team_id = models.CharField(max_length=32, blank=True, help_text="e.g. T1DC2JH3J")
+    zone = ZoneField(blank=True, help_text="Set with /relcal tz <zone>; deadlines are shown in it too")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "Slack identities"
+
+    def __str__(self) -> str:
+        return f"{self.slack_user_id} -> {self.user or 'unmapped'}"
+
+
+class SlackDecisionMessage(models.Model):
+    """A message posted to the release-team channel for one request, to update later."""
+
+    request = models.ForeignKey("exceptions.ExceptionRequest", on_delete=models.CASCADE, related_name="slack_messages")
+    channel = models.CharField(max_length=32)
+    ts = models.CharField(max_length=32, help_text="Slack's message timestamp: its id within the channel")
+    posted_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["channel", "ts"], name="one_row_per_slack_message")]
+
+    def __str__(self) -> str:
+        return f"#{self.request_id} in {self.channel} at {self.ts}"

@@ -1,0 +1,31 @@
+"""Thin Celery tasks: take ids, load, call one service, retry transient errors."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from slack_integration import services
+
+# Bounded retry with short backoff: 5 s, 10 s, 20 s, 40 s, 60 s. A request never
+# posted still shows in the admin and the API; nothing waits on a long countdown.
+MAX_RETRIES = 5
+
+
+def _backoff(retries: int) -> int:
+    return min(5 * 2**retries, 60)
+
+
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
+def slack_post_exception_request(self, request_id: int) -> None:
+    try:
+        services.slack_post_exception_request(request_id=request_id)
+    except services.SlackTransientError as exc:
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
+
+
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
+def slack_update_exception_messages(self, request_id: int) -> None:
+    try:
+        services.slack_update_exception_messages(request_id=request_id)
+    except services.SlackTransientError as exc:
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
