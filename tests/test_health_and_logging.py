@@ -1,0 +1,84 @@
+"""/healthz answers for the database and Redis; logs never carry secrets."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from unittest import mock
+
+import pytest
+from django.db import OperationalError
+from django.test import override_settings
+
+from releasecal.logging import JsonFormatter, RedactSecretsFilter, redact
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+DEAD_REDIS = "redis://127.0.0.1:1/0"
+
+
+@pytest.mark.django_db
+def test_healthz_is_ok_when_database_and_redis_answer(client):
+    if not REDIS_URL and os.environ.get("CI") == "true":
+        pytest.fail("CI must set REDIS_URL")
+    with override_settings(REDIS_URL=REDIS_URL):
+        response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["checks"]["database"] == "ok"
+    assert response.json()["checks"]["redis"] == ("ok" if REDIS_URL else "not configured")
+    assert "no-cache" in response["Cache-Control"] or "max-age=0" in response["Cache-Control"]
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_when_redis_is_down(client):
+    with override_settings(REDIS_URL=DEAD_REDIS):
+        response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json() == {"status": "unavailable", "checks": {"database": "ok", "redis": "unavailable"}}
+    assert "127.0.0.1:1" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_when_the_database_is_down(client):
+    with mock.patch("releasecal.health.connection.cursor", side_effect=OperationalError("connection refused")):
+        response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["database"] == "unavailable"
+
+
+def test_healthz_refuses_post(client):
+    assert client.post("/healthz").status_code == 405
+
+
+@pytest.mark.parametrize(
+    ("raw", "leaked"),
+    [
+        ("Not Found: /calendar/u/s3cr3t-token-value.ics", "s3cr3t-token-value"),
+        ('"GET /calendar/u/AbC_dEf-123.ics HTTP/1.1" 404', "AbC_dEf-123"),
+        ("Authorization: Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b", "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b"),
+        ("posting with xoxb-1234-5678-abcdefghijkl", "xoxb-1234-5678-abcdefghijkl"),
+    ],
+)
+def test_redact_removes_tokens(raw, leaked):
+    assert leaked not in redact(raw)
+    assert "redacted" in redact(raw)
+
+
+@override_settings(SECRET_KEY="a-very-secret-key-that-must-never-appear-in-a-log-line-000")
+def test_secret_key_never_reaches_a_log_line():
+    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "settings: %s", (
+        "a-very-secret-key-that-must-never-appear-in-a-log-line-000",
+    ), None)  # fmt: skip
+    assert RedactSecretsFilter().filter(record)
+    line = JsonFormatter().format(record)
+    assert "a-very-secret-key" not in line
+    assert json.loads(line)["message"] == "settings: [redacted]"
+
+
+def test_django_404_logging_of_a_personal_feed_is_redacted(client, caplog, db):
+    handler = logging.getLogger("django").handlers[0]
+    assert any(isinstance(f, RedactSecretsFilter) for f in handler.filters)
+    record = logging.LogRecord("django.request", logging.WARNING, __file__, 1, "Not Found: %s",
+                               ("/calendar/u/zzzSECRETzzz.ics",), None)  # fmt: skip
+    handler.filters[0].filter(record)
+    assert "zzzSECRETzzz" not in record.getMessage()

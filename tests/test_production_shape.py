@@ -1,0 +1,239 @@
+"""The production shape: settings that pass `check --deploy`, a compose file valid against
+the Compose specification, and the image's start commands run as real processes."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = ROOT / "docker" / "compose.yml"
+DOCKERFILE = ROOT / "docker" / "Dockerfile"
+VENV_BIN = Path(sys.executable).parent
+
+
+def production_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
+    env.update(
+        DJANGO_SETTINGS_MODULE="releasecal.settings_production",
+        SECRET_KEY=secrets.token_urlsafe(60),
+        ALLOWED_HOSTS="127.0.0.1,localhost,releasecal.example.org",
+        PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
+    )
+    env.update(extra)
+    return env
+
+
+def run(cmd: list[str], env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def test_check_deploy_passes_with_production_settings():
+    result = run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], production_env())
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+@pytest.mark.parametrize("key", ["", "short", "dev-only-not-secret-releasecal-embedded-default"])
+def test_production_refuses_a_missing_or_weak_secret_key(key):
+    env = production_env()
+    if key:
+        env["SECRET_KEY"] = key
+    else:
+        env.pop("SECRET_KEY")
+    result = run([sys.executable, "manage.py", "check"], env)
+    assert result.returncode != 0
+    assert "Set SECRET_KEY to a random value" in result.stderr
+
+
+def test_production_settings_are_hardened():
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.DEBUG, s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
+        "s.SECURE_HSTS_SECONDS >= 31536000, s.SECURE_PROXY_SSL_HEADER, "
+        "'whitenoise.middleware.WhiteNoiseMiddleware' in s.MIDDLEWARE)"
+    )
+    result = run([sys.executable, "-c", f"import django; django.setup(); {code}"], production_env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False True True True True ('HTTP_X_FORWARDED_PROTO', 'https') True"
+
+
+# --------------------------------------------------------------------------- compose
+
+
+def load_compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def test_compose_file_is_valid_against_the_compose_specification():
+    result = run(
+        [str(VENV_BIN / "check-jsonschema"), "--builtin-schema", "vendor.compose-spec", str(COMPOSE)], {**os.environ}
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_compose_has_every_service_with_healthcheck_and_restart_policy():
+    services = load_compose()["services"]
+    assert set(services) == {"postgres", "redis", "migrate", "web", "worker", "beat"}
+    for name, service in services.items():
+        assert "restart" in service, name
+        if name != "migrate":
+            assert service["healthcheck"]["test"], name
+    assert services["migrate"]["restart"] == "no"
+    assert services["beat"]["deploy"]["replicas"] == 1
+
+
+def test_compose_reuses_one_service_definition():
+    text = COMPOSE.read_text()
+    assert "x-app: &app" in text
+    assert text.count("<<: *app") == 4  # migrate, web, worker, beat
+    services = load_compose()["services"]
+    images = {services[name]["image"] for name in ("migrate", "web", "worker", "beat")}
+    assert len(images) == 1
+
+
+def test_dockerfile_is_multi_stage_non_root_with_healthcheck_and_collectstatic():
+    text = DOCKERFILE.read_text()
+    assert text.count("\nFROM ") >= 2
+    assert "AS build" in text
+    assert "AS runtime" in text
+    assert "\nUSER app" in text
+    assert "HEALTHCHECK" in text
+    assert "/healthz" in text
+    assert "collectstatic --noinput" in text
+    assert "slim" in text
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def production_database(tmp_path):
+    """A fresh, empty database for the migrate job: PostgreSQL when DATABASE_URL is one."""
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith("postgres"):
+        import psycopg
+
+        name = f"releasecal_shape_{uuid.uuid4().hex[:8]}"
+        base = url.rsplit("/", 1)[0]
+        with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield f"{base}/{name}"
+        finally:
+            with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    else:
+        yield f"sqlite:///{tmp_path / 'shape.sqlite3'}"
+
+
+def compose_command(service: str) -> list[str]:
+    command = load_compose()["services"][service]["command"]
+    return [part.replace("${WORKER_CONCURRENCY:-4}", "2") for part in command]
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def http_status(url: str) -> int | None:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError:
+        return None
+
+
+@pytest.mark.slow
+def test_migrate_then_gunicorn_serves_health_and_stops_gracefully(production_database, tmp_path):
+    redis_url = os.environ.get("REDIS_URL", "")
+    env = production_env(
+        DATABASE_URL=production_database,
+        STATIC_ROOT=str(tmp_path / "static"),
+        GUNICORN_BIND=f"127.0.0.1:{(port := free_port())}",
+        WEB_CONCURRENCY="2",
+        **({"REDIS_URL": redis_url} if redis_url else {}),
+    )
+    migrate = run(compose_command("migrate"), env, timeout=300)
+    assert migrate.returncode == 0, migrate.stdout + migrate.stderr
+    collect = run([sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], env)
+    assert collect.returncode == 0, collect.stderr
+
+    log = (tmp_path / "gunicorn.log").open("w")
+    web = subprocess.Popen(compose_command("web"), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: http_status(f"http://127.0.0.1:{port}/healthz") == 200, 60, "gunicorn /healthz")
+        # The image's HEALTHCHECK command, run as it is written (port adjusted).
+        healthcheck = load_compose()["services"]["web"]["healthcheck"]["test"][1:]
+        healthcheck = [part.replace("127.0.0.1:8000", f"127.0.0.1:{port}") for part in healthcheck]
+        assert run(healthcheck, env).returncode == 0
+        # Behind the proxy: plain HTTP elsewhere redirects to HTTPS, with HSTS once secure.
+        assert http_status_no_redirect(f"http://127.0.0.1:{port}/admin/login/") == 301
+        # Through the proxy (X-Forwarded-Proto: https): pages carry HSTS, and static
+        # files come from WhiteNoise in the same process, compressed and cached.
+        page = urllib.request.urlopen(via_proxy(f"http://127.0.0.1:{port}/admin/login/"), timeout=5)
+        assert page.status == 200
+        assert "max-age=31536000" in page.headers["Strict-Transport-Security"]
+        static = urllib.request.urlopen(via_proxy(f"http://127.0.0.1:{port}/static/admin/css/base.css"), timeout=5)
+        assert static.status == 200
+        assert "max-age" in static.headers["Cache-Control"]
+    finally:
+        web.send_signal(signal.SIGTERM)
+        code = web.wait(timeout=40)
+        log.close()
+    output = (tmp_path / "gunicorn.log").read_text()
+    assert code == 0, output
+    assert "Shutting down: Master" in output
+
+
+def via_proxy(url: str) -> urllib.request.Request:
+    return urllib.request.Request(url, headers={"X-Forwarded-Proto": "https", "Host": "releasecal.example.org"})
+
+
+def http_status_no_redirect(url: str) -> int | None:
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(url, timeout=3) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def test_start_commands_are_argument_lists():
+    for name in ("migrate", "web", "worker", "beat"):
+        command = load_compose()["services"][name]["command"]
+        assert isinstance(command, list), name
+        assert shlex.join(command)
