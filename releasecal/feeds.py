@@ -1,0 +1,174 @@
+"""The iCal feed views: parse the URL, resolve the scope, serve bytes with HTTP caching.
+
+Caching never serves a stale feed: the cache key holds the feed's data fingerprint
+(``feed_selectors.feed_fingerprint``, one aggregate query run on every request), so a
+change to anything the feed shows gives a new key and the next response is rebuilt.
+A key's content therefore never changes, which makes two levels safe: a small
+per-process LRU (no network at all on a hit) in front of Django's cache (Redis in
+production, shared by every web replica).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
+from django.views.decorators.http import require_safe
+
+from releasecal.errors import NotFound
+from releasecal.feed_selectors import (
+    FeedScope,
+    feed_build,
+    feed_fingerprint,
+    feed_scope_all,
+    feed_scope_kep,
+    feed_scope_release,
+    feed_scope_sig,
+    feed_scope_user,
+    feed_token_resolve,
+    feed_token_touch,
+)
+
+CONTENT_TYPE = "text/calendar; charset=utf-8"
+CACHE_TIMEOUT = 24 * 60 * 60  # keys are content-addressed; expiry only frees memory
+PUBLIC_CACHE_CONTROL = "public, max-age=300"
+PRIVATE_CACHE_CONTROL = "private, max-age=300"
+
+
+@dataclass(frozen=True)
+class FeedEntry:
+    body: bytes
+    etag: str
+    last_modified: int  # POSIX seconds, for Last-Modified / If-Modified-Since
+
+
+class _LocalCache:
+    """A bounded, thread-safe LRU of FeedEntry by content-addressed key."""
+
+    def __init__(self) -> None:
+        self._data: OrderedDict[str, FeedEntry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def size() -> int:
+        return int(getattr(settings, "FEEDS_LOCAL_CACHE_SIZE", 32))
+
+    def get(self, key: str) -> FeedEntry | None:
+        with self._lock:
+            entry = self._data.get(key)
+            if entry is not None:
+                self._data.move_to_end(key)
+            return entry
+
+    def put(self, key: str, entry: FeedEntry) -> None:
+        size = self.size()
+        if size <= 0:
+            return
+        with self._lock:
+            self._data[key] = entry
+            self._data.move_to_end(key)
+            while len(self._data) > size:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+local_cache = _LocalCache()
+
+
+def _entry(scope: FeedScope, fingerprint: str) -> FeedEntry:
+    key = f"releasecal:feed:{scope.key}:{fingerprint}"
+    entry = local_cache.get(key)
+    if entry is not None:
+        return entry
+    entry = cache.get(key)
+    if not isinstance(entry, FeedEntry):
+        built = feed_build(scope)
+        entry = FeedEntry(
+            body=built.body,
+            etag='"' + hashlib.sha256(built.body).hexdigest()[:40] + '"',
+            last_modified=int(built.last_modified.timestamp()),
+        )
+        cache.set(key, entry, CACHE_TIMEOUT)
+    local_cache.put(key, entry)
+    return entry
+
+
+def _not_found(message: str, *, quiet: bool = False) -> HttpResponse:
+    response = HttpResponseNotFound(message + "\n", content_type="text/plain; charset=utf-8")
+    if quiet:
+        # django.request would log "Not Found: <path>", and the path is the secret.
+        response._has_been_logged = True
+    return response
+
+
+def _headers(scope: FeedScope, entry: FeedEntry) -> dict[str, str]:
+    headers = {
+        "ETag": entry.etag,
+        "Last-Modified": http_date(entry.last_modified),
+        "Cache-Control": PRIVATE_CACHE_CONTROL if scope.private else PUBLIC_CACHE_CONTROL,
+    }
+    if scope.private:
+        headers["Referrer-Policy"] = "no-referrer"
+        headers["X-Robots-Tag"] = "noindex"
+    return headers
+
+
+def _serve(request: HttpRequest, scope: FeedScope) -> HttpResponse:
+    missing, fingerprint = feed_fingerprint(scope)
+    if missing:
+        return _not_found(missing)
+    entry = _entry(scope, fingerprint)
+    headers = _headers(scope, entry)
+    not_modified = get_conditional_response(request, etag=entry.etag, last_modified=entry.last_modified)
+    if not_modified is not None:
+        for name, value in headers.items():
+            not_modified.headers[name] = value
+        return not_modified
+    response = HttpResponse(b"" if request.method == "HEAD" else entry.body, content_type=CONTENT_TYPE)
+    for name, value in headers.items():
+        response.headers[name] = value
+    response.headers["Content-Length"] = str(len(entry.body))
+    response.headers["Content-Disposition"] = f'inline; filename="{scope.filename}"'
+    return response
+
+
+@require_safe
+def release_feed(request: HttpRequest, release: str) -> HttpResponse:
+    return _serve(request, feed_scope_release(slug=release))
+
+
+@require_safe
+def sig_feed(request: HttpRequest, release: str, sig: str) -> HttpResponse:
+    return _serve(request, feed_scope_sig(slug=release, sig=sig))
+
+
+@require_safe
+def kep_feed(request: HttpRequest, number: int) -> HttpResponse:
+    return _serve(request, feed_scope_kep(number=number))
+
+
+@require_safe
+def all_feed(request: HttpRequest) -> HttpResponse:
+    return _serve(request, feed_scope_all())
+
+
+@require_safe
+def personal_feed(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        row = feed_token_resolve(token=token)
+    except NotFound as exc:
+        return _not_found(exc.message, quiet=True)
+    feed_token_touch(row)
+    response = _serve(request, feed_scope_user(user=row.user))
+    response._has_been_logged = True  # never log this path, whatever the status
+    return response

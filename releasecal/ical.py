@@ -1,0 +1,323 @@
+"""The iCal writer: milestones and extension requests in, RFC 5545 bytes out.
+
+Everything here is a pure function of the data it is given (no clock, no queries), so
+the same data gives a byte-identical feed:
+
+- UID ``releasecal-milestone-<id>@<SITE_HOST>`` and ``releasecal-extension-<request id>@<SITE_HOST>``.
+- DTSTAMP = LAST-MODIFIED = the newest timestamp of the rows the event is built from.
+- Timed events carry ``DTSTART;TZID=<native zone>``; AoE is written as ``Etc/GMT+12``
+  (see docs/feeds.md) with one VTIMEZONE per TZID used, generated from tzdata for the
+  years the feed covers. Date-only milestones are ``VALUE=DATE`` all-day events with
+  an exclusive DTEND.
+- SEQUENCE of a milestone event is ``Milestone.sequence`` (bumped by
+  ``milestone_save`` whenever a shown field changes). SEQUENCE of an extension event is
+  ``milestone.sequence + (revisions - 1) + (0 if pending else 1)``: every term only
+  grows (revisions are append-only, a decided/withdrawn request never returns to
+  pending, a milestone's sequence only goes up), and each change a client sees (the
+  freeze moved, days amended, approved, rejected, withdrawn) raises one of them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import icalendar
+
+from releasecal import tz
+
+PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
+REFRESH = dt.timedelta(hours=1)
+# Changing what the writer emits must change every cache key: bump this.
+FORMAT_VERSION = "5"
+
+
+@dataclass(frozen=True)
+class CalendarEvent:
+    uid: str
+    summary: str
+    description: str
+    sequence: int
+    last_modified: dt.datetime
+    status: str  # CONFIRMED, TENTATIVE or CANCELLED
+    start: dt.datetime | dt.date
+    zone: str = "UTC"  # native zone of a timed event (tz module name; AoE allowed)
+    end: dt.datetime | dt.date | None = None
+    url: str = ""
+    categories: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def is_all_day(self) -> bool:
+        return not isinstance(self.start, dt.datetime)
+
+    def sort_key(self) -> tuple[dt.datetime, str]:
+        if isinstance(self.start, dt.datetime):
+            return (tz.to_utc(self.start), self.uid)
+        return (tz.start_of_day(self.start, self.zone), self.uid)
+
+
+def uid(kind: str, pk: int, host: str) -> str:
+    return f"releasecal-{kind}-{pk}@{host}"
+
+
+def _aoe_line(instant: dt.datetime, zone: str) -> str | None:
+    if tz.normalize_zone_name(zone) == tz.AOE:
+        return None  # the native line already says AoE
+    return "AoE: " + tz.render_in_zone(instant, tz.AOE)
+
+
+def _utc(instant: dt.datetime) -> dt.datetime:
+    return tz.to_utc(instant).replace(microsecond=0)
+
+
+def _summary_zone_suffix(zone: str) -> str:
+    # Clients show an Etc/GMT+12 event in the viewer's zone; say AoE where people look.
+    return " (AoE)" if tz.normalize_zone_name(zone) == tz.AOE else ""
+
+
+# --------------------------------------------------------------------- milestones
+
+
+def milestone_rules(milestone) -> str:
+    """The rule that applies to a milestone, as one sentence (empty when none)."""
+    from exceptions.services import request_window_closes
+
+    kind = milestone.kind
+    if kind.allows_exceptions:
+        closes = request_window_closes(milestone)
+        days = milestone.release.exception_window_days
+        return (
+            f"Exceptions may be requested until {tz.render(closes, milestone.zone)} "
+            f"({days} day{'s' if days != 1 else ''} after the freeze)."
+        )
+    if kind.is_freeze:
+        return "This freeze cannot be extended by an exception."
+    return ""
+
+
+def milestone_event(milestone, *, host: str, site_url: str) -> CalendarEvent:
+    release = milestone.release
+    lines = [f"{milestone.title}, {release.name or release.slug}"]
+    if milestone.cancelled:
+        lines.append("CANCELLED: this milestone was removed from the schedule.")
+    if milestone.at is not None:
+        lines.append("When: " + tz.render(milestone.at, milestone.zone))
+        aoe = _aoe_line(milestone.at, milestone.zone)
+        if aoe:
+            lines.append(aoe)
+        if milestone.ends_at is not None:
+            lines.append("Until: " + tz.render(milestone.ends_at, milestone.zone))
+        start: dt.datetime | dt.date = tz.to_zone(milestone.at, milestone.zone)
+        end: dt.datetime | dt.date | None = tz.to_zone(milestone.ends_at, milestone.zone) if milestone.ends_at else None
+    else:
+        last_day = milestone.ends_on or milestone.on_date
+        when = tz.render_date(milestone.on_date)
+        if milestone.ends_on:
+            when += " to " + tz.render_date(milestone.ends_on)
+        lines.append(f"When: all day {when} ({milestone.zone})")
+        lines.append("Ends: " + tz.render(milestone.deadline, milestone.zone) + " (end of day)")
+        aoe = _aoe_line(milestone.deadline, milestone.zone)
+        if aoe:
+            lines.append(aoe)
+        start, end = milestone.on_date, last_day + dt.timedelta(days=1)
+    rules = milestone_rules(milestone)
+    if rules:
+        lines.append(rules)
+    if milestone.description:
+        lines.append(milestone.description)
+    page = f"{site_url}/releases/{release.slug}/"
+    lines.append("Link: " + (milestone.link or page))
+    if milestone.link:
+        lines.append("Schedule: " + page)
+    summary = f"[{release.slug}] {milestone.title}"
+    if milestone.at is not None:
+        summary += _summary_zone_suffix(milestone.zone)
+    if milestone.cancelled:
+        summary += " (cancelled)"
+    return CalendarEvent(
+        uid=uid("milestone", milestone.pk, host),
+        summary=summary,
+        description="\n".join(lines),
+        sequence=milestone.sequence,
+        last_modified=_utc(milestone.updated_at),
+        status="CANCELLED" if milestone.cancelled else "CONFIRMED",
+        start=start,
+        end=end,
+        zone=milestone.zone,
+        url=milestone.link or page,
+        categories=(milestone.kind.name,),
+    )
+
+
+# --------------------------------------------------------------------- extensions
+
+
+def extension_sequence(*, milestone_sequence: int, revisions: int, state: str) -> int:
+    """Monotonic: see the module docstring."""
+    return milestone_sequence + max(revisions - 1, 0) + (0 if state == "pending" else 1)
+
+
+def extension_event(request, *, revisions: int, deadline=None, host: str, site_url: str) -> CalendarEvent:
+    """The event of one exception request.
+
+    approved: at the granted time in the granted zone (``deadline`` is its effective
+    deadline from ``selectors.effective_deadlines``); pending: TENTATIVE at the time
+    the release team would grant by default; rejected / withdrawn: CANCELLED, so a
+    client that had the event removes it.
+    """
+    from exceptions.services import default_granted_until
+
+    milestone = request.milestone
+    release = request.release
+    kep = request.enhancement
+    state = request.state
+    decision = getattr(request, "decision", None) if state in ("approved", "rejected") else None
+    if state == "approved" and decision is not None:
+        if deadline is not None and deadline.is_extension:
+            instant, zone = deadline.instant, deadline.zone
+        else:  # the row changed between two reads; the decision is the truth
+            instant, zone = decision.granted_until, decision.granted_zone
+    else:
+        instant, zone = default_granted_until(request), release.zone
+    original = milestone.deadline
+
+    label = f"KEP-{kep.number}"
+    status = {"approved": "CONFIRMED", "pending": "TENTATIVE"}.get(state, "CANCELLED")
+    headline = {
+        "approved": f"{milestone.title} extended for {label}",
+        "pending": f"{milestone.title} extension requested for {label} (pending)",
+        "rejected": f"{milestone.title} extension for {label} (rejected)",
+        "withdrawn": f"{milestone.title} extension for {label} (withdrawn)",
+    }.get(state, f"{milestone.title} extension for {label} ({state})")
+    summary = f"[{release.slug}] {headline}{_summary_zone_suffix(zone)}"
+
+    lines = [f"{label}: {kep.title} (SIG {kep.owning_sig}), exception request #{request.pk}: {state}."]
+    if state == "approved":
+        lines.append("Extended deadline: " + tz.render(instant, zone))
+    elif state == "pending":
+        lines.append(
+            f"Requested: {request.days} more day{'s' if request.days != 1 else ''}; "
+            f"if approved as asked the deadline would be {tz.render(instant, zone)}."
+        )
+    else:
+        lines.append(f"This extension is {state}: the {milestone.title} deadline applies to {label}.")
+        lines.append(f"Had been: {tz.render(instant, zone)}")
+    aoe = _aoe_line(instant, zone)
+    if aoe:
+        lines.append(aoe)
+    original_line = f"Original {milestone.title}: {tz.render(original, milestone.zone)}"
+    if tz.normalize_zone_name(milestone.zone) != tz.AOE:
+        original_line += " / " + tz.render_in_zone(original, tz.AOE)
+    lines.append(original_line)
+    if decision is not None and decision.note:
+        lines.append("Decision note: " + decision.note)
+    page = f"{site_url}/releases/{release.slug}/exceptions/"
+    lines.append("Link: " + page)
+    if kep.issue_url:
+        lines.append("KEP: " + kep.issue_url)
+
+    stamps = [request.updated_at, milestone.updated_at]
+    if decision is not None:
+        stamps.append(decision.decided_at)
+    return CalendarEvent(
+        uid=uid("extension", request.pk, host),
+        summary=summary,
+        description="\n".join(lines),
+        sequence=extension_sequence(milestone_sequence=milestone.sequence, revisions=revisions, state=state),
+        last_modified=_utc(max(stamps)),
+        status=status,
+        start=tz.to_zone(instant, zone),
+        zone=zone,
+        url=page,
+        categories=("Exception",),
+    )
+
+
+# ----------------------------------------------------------------------- calendar
+
+
+def _tzid(zone: str) -> str:
+    return tz.iana_name(zone)
+
+
+def _vtimezones(events: list[CalendarEvent]) -> list[icalendar.Timezone]:
+    """One VTIMEZONE per TZID used, in a stable order, covering the feed's years."""
+    zones: set[str] = set()
+    years: list[int] = []
+    for event in events:
+        if event.is_all_day:
+            continue
+        for value in (event.start, event.end):
+            if isinstance(value, dt.datetime):
+                years.append(value.year)
+        if tz.normalize_zone_name(event.zone) != "UTC":
+            zones.add(_tzid(event.zone))
+    if not zones:
+        return []
+    first, last = dt.date(min(years) - 1, 1, 1), dt.date(max(years) + 2, 1, 1)
+    components = []
+    for tzid in sorted(zones):
+        component = icalendar.Timezone.from_tzid(tzid, first_date=first, last_date=last)
+        if tzid == tz.AOE_IANA:
+            # tzdata calls the offset "-12"; say what it means.
+            for sub in component.subcomponents:
+                sub["TZNAME"] = icalendar.vText("AoE")
+        components.append(component)
+    return components
+
+
+def _timed(value: dt.datetime, zone: str) -> dt.datetime:
+    if tz.normalize_zone_name(zone) == "UTC":
+        return tz.to_utc(value).replace(microsecond=0)
+    return tz.to_zone(value, zone).replace(microsecond=0)
+
+
+def _vevent(event: CalendarEvent) -> icalendar.Event:
+    vevent = icalendar.Event()
+    vevent.add("uid", event.uid)
+    vevent.add("dtstamp", event.last_modified)
+    vevent.add("last-modified", event.last_modified)
+    vevent.add("sequence", event.sequence)
+    if event.is_all_day:
+        vevent.add("dtstart", event.start)
+        vevent.add("dtend", event.end or event.start + dt.timedelta(days=1))
+    else:
+        vevent.add("dtstart", _timed(event.start, event.zone))
+        if event.end is not None:
+            vevent.add("dtend", _timed(event.end, event.zone))
+    vevent.add("summary", event.summary)
+    vevent.add("description", event.description)
+    vevent.add("status", event.status)
+    vevent.add("transp", "TRANSPARENT")
+    if event.categories:
+        vevent.add("categories", list(event.categories))
+    if event.url:
+        vevent.add("url", event.url)
+    return vevent
+
+
+def calendar_bytes(*, name: str, description: str, events: Iterable[CalendarEvent]) -> bytes:
+    """Serialise a feed. Events are sorted by start then UID; duplicates (same UID) are dropped."""
+    unique: dict[str, CalendarEvent] = {}
+    for event in events:
+        unique.setdefault(event.uid, event)
+    ordered = sorted(unique.values(), key=CalendarEvent.sort_key)
+    cal = icalendar.Calendar()
+    cal.add("prodid", PRODID)
+    cal.add("version", "2.0")
+    cal.add("calscale", "GREGORIAN")
+    cal.add("method", "PUBLISH")
+    cal.add("x-wr-calname", name)
+    cal.add("name", name)
+    cal.add("x-wr-caldesc", description)
+    cal.add("refresh-interval", REFRESH, parameters={"VALUE": "DURATION"})
+    cal.add("x-published-ttl", icalendar.vText("PT1H"))
+    for component in _vtimezones(ordered):
+        cal.add_component(component)
+    for event in ordered:
+        cal.add_component(_vevent(event))
+    missing = cal.get_missing_tzids()
+    if missing:  # a TZID without its VTIMEZONE is the bug this writer exists to avoid
+        raise RuntimeError(f"VTIMEZONE missing for {sorted(missing)}")
+    return cal.to_ical()
