@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import django_filters
+from django import forms
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
@@ -223,3 +225,28 @@ def parse_instant_input(value: str, *, zone: str, field: str) -> dt.datetime:
     except DomainError as exc:
         exc.extra = {"field": field, **exc.extra}
         raise
+
+
+# ---------------------------------------------------------------------- filters
+
+
+class StrictBooleanField(forms.Field):
+    """true/false (1/0, yes/no); anything else is a 400 instead of being ignored."""
+
+    TRUE, FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
+
+    def to_python(self, value):
+        if value in (None, ""):
+            return None
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in self.TRUE:
+            return True
+        if text in self.FALSE:
+            return False
+        raise forms.ValidationError("Use true or false.", code="invalid")
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField

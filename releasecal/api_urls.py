@@ -1,3 +1,53 @@
-"""URL patterns: filled in by the feature that owns them."""
+"""/api/: the v1 REST API, its OpenAPI schema and a browsable docs page."""
 
-urlpatterns: list = []
+from django.urls import include, path, register_converter
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from exceptions import api as exceptions_api
+from releasecal import api
+
+
+class ReleaseSlugConverter:
+    """Release slugs such as 1.31 (dots allowed, unlike Django's slug converter)."""
+
+    regex = r"[-a-zA-Z0-9_.]{1,32}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(ReleaseSlugConverter, "release")
+
+v1 = [
+    path("releases/", api.ReleaseListApi.as_view(), name="release-list"),
+    path("releases/<release:slug>/", api.ReleaseDetailApi.as_view(), name="release-detail"),
+    path("releases/<release:slug>/milestones/", api.ReleaseMilestoneListApi.as_view(), name="release-milestones"),
+    path("milestones/", api.MilestoneListApi.as_view(), name="milestone-list"),
+    path("enhancements/", api.EnhancementListApi.as_view(), name="enhancement-list"),
+    path("enhancements/<int:number>/", api.EnhancementDetailApi.as_view(), name="enhancement-detail"),
+    path("deadlines/next/", api.DeadlineNextApi.as_view(), name="deadline-next"),
+    path("exceptions/", exceptions_api.ExceptionListCreateApi.as_view(), name="exception-list"),
+    path("exceptions/parse/", exceptions_api.ExceptionParseApi.as_view(), name="exception-parse"),
+    path("exceptions/<int:request_id>/", exceptions_api.ExceptionDetailApi.as_view(), name="exception-detail"),
+    path(
+        "exceptions/<int:request_id>/approve/", exceptions_api.ExceptionApproveApi.as_view(), name="exception-approve"
+    ),
+    path("exceptions/<int:request_id>/reject/", exceptions_api.ExceptionRejectApi.as_view(), name="exception-reject"),
+    path(
+        "exceptions/<int:request_id>/withdraw/",
+        exceptions_api.ExceptionWithdrawApi.as_view(),
+        name="exception-withdraw",
+    ),
+    path(
+        "exceptions/<int:request_id>/signoff/", exceptions_api.ExceptionSignOffApi.as_view(), name="exception-signoff"
+    ),
+]
+
+urlpatterns = [
+    path("v1/", include((v1, "v1"), namespace="v1")),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

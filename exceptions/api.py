@@ -1,0 +1,475 @@
+"""REST API of exception requests: list, file, amend, sign off, approve, reject, withdraw.
+
+Views parse input and call ``exceptions.services``, the same functions the admin and
+Slack call, so the rules and their messages are the same everywhere. Errors are
+``DomainError``s mapped to ``{"message", "extra"}`` by ``releasecal.api_common``.
+"""
+
+from __future__ import annotations
+
+import django_filters
+from django import forms
+from django.db.models import Prefetch, Q
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import generics, serializers, status
+from rest_framework.filters import OrderingFilter
+from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from exceptions import services
+from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
+from releasecal import selectors, tz
+from releasecal.api_common import (
+    TZ_PARAMETER,
+    TimeAwareOutputSerializer,
+    error_responses,
+    parse_instant_input,
+    serializer_context,
+)
+from releasecal.errors import NotAllowed, NotFound, ValidationFailed
+from releasecal.models import Enhancement, Milestone
+
+MAX_ID = 2**63 - 1
+MAX_KEP = 2**31 - 1
+
+
+def _request_queryset():
+    """Everything a request's output shows, in a constant number of queries."""
+    return ExceptionRequest.objects.select_related(
+        "release",
+        "enhancement",
+        "milestone__kind",
+        "milestone__release",
+        "requester",
+        "decision__decided_by",
+    ).prefetch_related(
+        Prefetch(
+            "revisions",
+            queryset=ExceptionRequestRevision.objects.select_related("created_by").order_by("-number"),
+        ),
+        Prefetch("signoffs", queryset=SignOff.objects.select_related("author").order_by("at", "id")),
+    )
+
+
+def _request_get(request_id: int) -> ExceptionRequest:
+    found = _request_queryset().filter(pk=request_id).first() if 0 < request_id <= MAX_ID else None
+    if found is None:
+        raise NotFound(f"No exception request #{request_id}.", extra={"id": request_id})
+    return found
+
+
+def _can_act_for_others(user) -> bool:
+    return user.is_staff or user.has_perm(services.DECIDE_PERMISSION)
+
+
+# ------------------------------------------------------------------------ output
+
+
+class RevisionOutputSerializer(TimeAwareOutputSerializer):
+    instant_fields = {"created_at": ("created_at", "request.release.zone")}
+
+    number = serializers.IntegerField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    days = serializers.IntegerField()
+    enhancement_name = serializers.CharField()
+    stage = serializers.CharField()
+    sig = serializers.CharField()
+    issue_url = serializers.CharField()
+    pr_urls = serializers.ListField(child=serializers.CharField())
+    until_text = serializers.CharField(help_text='As written by the requester: "EOD Friday CET"')
+    until_zone = serializers.CharField()
+    reason = serializers.CharField()
+    risks_adding = serializers.CharField()
+    risks_cutting = serializers.CharField()
+
+
+class CurrentRevisionSerializer(RevisionOutputSerializer):
+    def get_attribute(self, instance):
+        # revisions are prefetched newest first; .current would cost a query per row
+        return next(iter(instance.revisions.all()), None)
+
+
+class SignOffOutputSerializer(TimeAwareOutputSerializer):
+    instant_fields = {"at": ("at", "request.release.zone")}
+
+    author = serializers.CharField(source="author_label")
+    role = serializers.CharField()
+    note = serializers.CharField()
+
+
+class DecisionOutputSerializer(TimeAwareOutputSerializer):
+    instant_fields = {
+        "decided_at": ("decided_at", "request.release.zone"),
+        "granted_until": ("granted_until", "granted_zone"),
+    }
+
+    outcome = serializers.CharField()
+    decided_by = serializers.CharField(source="decided_by.username", allow_null=True, default=None)
+    note = serializers.CharField()
+    granted_zone = serializers.CharField()
+
+
+class KepRefSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    title = serializers.CharField()
+    owning_sig = serializers.CharField()
+
+
+class MilestoneRefSerializer(TimeAwareOutputSerializer):
+    instant_fields = {"deadline": ("deadline", "zone")}
+
+    id = serializers.IntegerField()
+    kind = serializers.CharField(source="kind.slug")
+    title = serializers.CharField()
+    zone = serializers.CharField()
+
+
+class ExceptionOutputSerializer(TimeAwareOutputSerializer):
+    instant_fields = {
+        "submitted_at": ("submitted_at", "release.zone"),
+        "effective_deadline": ("effective_deadline", "effective_zone"),
+        "default_granted_until": ("default_granted_until", "release.zone"),
+    }
+
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=ExceptionRequest.State.choices)
+    release = serializers.CharField(source="release.slug")
+    kep = KepRefSerializer(source="enhancement")
+    milestone = MilestoneRefSerializer()
+    requester = serializers.CharField(source="requester_label")
+    days = serializers.IntegerField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    current = CurrentRevisionSerializer(source="*", allow_null=True)
+    signoffs = SignOffOutputSerializer(many=True, source="signoffs.all")
+    decision = DecisionOutputSerializer(allow_null=True)
+
+    def to_representation(self, instance: ExceptionRequest):
+        # The deadline that applies to the KEP now, and what approving would grant.
+        decision = getattr(instance, "decision", None)
+        if instance.state == ExceptionRequest.State.APPROVED and decision is not None:
+            instance.effective_deadline, instance.effective_zone = decision.granted_until, decision.granted_zone
+        else:
+            instance.effective_deadline, instance.effective_zone = instance.milestone.deadline, instance.milestone.zone
+        instance.default_granted_until = (
+            services.default_granted_until(instance) if instance.state == ExceptionRequest.State.PENDING else None
+        )
+        return super().to_representation(instance)
+
+
+class ExceptionDetailOutputSerializer(ExceptionOutputSerializer):
+    revisions = RevisionOutputSerializer(many=True, source="revisions.all")
+
+
+def _detail(request: Request, exception_request: ExceptionRequest, code: int = status.HTTP_200_OK) -> Response:
+    fresh = _request_get(exception_request.pk)
+    return Response(ExceptionDetailOutputSerializer(fresh, context=serializer_context(request)).data, status=code)
+
+
+# ------------------------------------------------------------------------ filters
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    field_class = forms.IntegerField
+
+
+class ExceptionFilter(django_filters.FilterSet):
+    state = django_filters.ChoiceFilter(choices=ExceptionRequest.State.choices)
+    release = django_filters.CharFilter(field_name="release__slug", help_text="Release slug, e.g. 1.31")
+    milestone = IntegerFilter(field_name="milestone_id", min_value=1, max_value=MAX_ID, help_text="Milestone id")
+    kind = django_filters.CharFilter(field_name="milestone__kind__slug", help_text="Milestone kind, e.g. code-freeze")
+    kep = IntegerFilter(field_name="enhancement__number", min_value=1, max_value=MAX_KEP, help_text="KEP number")
+    sig = django_filters.CharFilter(method="filter_sig", help_text="Owning or participating SIG of the KEP")
+
+    class Meta:
+        model = ExceptionRequest
+        fields = ["state", "release", "milestone", "kind", "kep", "sig"]
+
+    def filter_sig(self, queryset, name, value):
+        return queryset.filter(
+            Q(enhancement__owning_sig=value) | Q(enhancement__participating_sigs__icontains=f'"{value}"')
+        )
+
+
+# -------------------------------------------------------------------------- views
+
+
+class RequestFieldsInputSerializer(serializers.Serializer):
+    """The request template's fields (what an email or a form carries)."""
+
+    days = serializers.IntegerField(help_text="Additional days needed (at least 1; more than 7 is warned about)")
+    enhancement_name = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    stage = serializers.CharField(required=False, allow_blank=True, max_length=16, help_text="alpha, beta, stable…")
+    sig = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    issue_url = serializers.URLField(required=False, allow_blank=True, max_length=500)
+    pr_urls = serializers.ListField(child=serializers.URLField(max_length=500), required=False, max_length=50)
+    until_text = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    until_zone = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    risks_adding = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    risks_cutting = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    source_text = serializers.CharField(required=False, allow_blank=True, max_length=100000)
+
+
+def _fields(data: dict, base: ExceptionRequestRevision | None = None) -> services.RequestFields:
+    names = list(services.RequestFields.__dataclass_fields__)
+    values = {name: getattr(base, name) for name in names} if base is not None else {}
+    values |= {name: data[name] for name in names if name in data}
+    return services.RequestFields(**values)
+
+
+class ExceptionListCreateApi(generics.ListAPIView):
+    """GET: exception requests, filterable and paginated. POST: file a request."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+    serializer_class = ExceptionOutputSerializer
+    filterset_class = ExceptionFilter
+    filter_backends = [django_filters.rest_framework.DjangoFilterBackend, OrderingFilter]
+    ordering_fields = ["submitted_at", "days", "id", "state"]
+
+    @extend_schema_serializer(component_name="ExceptionListCreateInput")
+    class InputSerializer(RequestFieldsInputSerializer):
+        kep = serializers.IntegerField(min_value=1, max_value=MAX_KEP, help_text="The KEP number")
+        milestone = serializers.IntegerField(
+            required=False, min_value=1, max_value=MAX_ID, help_text="Milestone id (or give release and kind)"
+        )
+        release = serializers.CharField(required=False, max_length=32, help_text="Release slug, with kind")
+        kind = serializers.CharField(required=False, max_length=48, help_text="Milestone kind, e.g. code-freeze")
+        submitted_at = serializers.CharField(
+            required=False,
+            max_length=64,
+            help_text="Release team only: when the request was sent (ISO with offset, or wall time in the "
+            "release zone). Default: now.",
+        )
+        requester_name = serializers.CharField(
+            required=False, allow_blank=True, max_length=200, help_text="Release team only: file for this person"
+        )
+
+    def get_queryset(self):
+        return _request_queryset()
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "viewer_zone": self._viewer_zone}
+
+    @extend_schema(
+        parameters=[TZ_PARAMETER], responses={200: ExceptionOutputSerializer(many=True)} | error_responses(400)
+    )
+    def get(self, request, *args, **kwargs):
+        self._viewer_zone = serializer_context(request)["viewer_zone"]
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 409),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        enhancement = Enhancement.objects.filter(number=data["kep"]).first()
+        if enhancement is None:
+            raise ValidationFailed(f"No KEP {data['kep']} is known.", extra={"kep": data["kep"]})
+        milestone = _milestone_for(data)
+        on_behalf = "submitted_at" in data or bool(data.get("requester_name"))
+        if on_behalf and not _can_act_for_others(request.user):
+            raise NotAllowed(
+                "Only the release team can file a request for someone else or with an earlier date.",
+                extra={"fields": [name for name in ("submitted_at", "requester_name") if name in data]},
+            )
+        submitted_at = None
+        if "submitted_at" in data:
+            submitted_at = parse_instant_input(data["submitted_at"], zone=milestone.release.zone, field="submitted_at")
+        created = services.exception_request_submit(
+            enhancement=enhancement,
+            milestone=milestone,
+            fields=_fields(data),
+            requester=None if data.get("requester_name") else request.user,
+            requester_name=data.get("requester_name", ""),
+            submitted_at=submitted_at,
+        )
+        return _detail(request, created, status.HTTP_201_CREATED)
+
+
+def _milestone_for(data: dict) -> Milestone:
+    if data.get("milestone"):
+        milestone = Milestone.objects.select_related("release", "kind").filter(pk=data["milestone"]).first()
+        if milestone is None:
+            raise ValidationFailed(f"No milestone #{data['milestone']}.", extra={"milestone": data["milestone"]})
+        if data.get("release") and milestone.release.slug != data["release"]:
+            raise ValidationFailed(
+                f"Milestone #{milestone.pk} belongs to release {milestone.release.slug}, not {data['release']}.",
+                extra={"milestone": milestone.pk, "release": data["release"]},
+            )
+        return milestone
+    if not (data.get("release") and data.get("kind")):
+        raise ValidationFailed("Give the milestone id, or the release and the milestone kind.")
+    release = selectors.release_get(slug=data["release"])
+    candidates = list(
+        Milestone.objects.select_related("release", "kind").filter(
+            release=release, kind__slug=data["kind"], cancelled=False
+        )
+    )
+    if not candidates:
+        raise ValidationFailed(
+            f"Release {release.slug} has no {data['kind']!r} milestone.",
+            extra={"release": release.slug, "kind": data["kind"]},
+        )
+    if len(candidates) > 1:
+        raise ValidationFailed(
+            f"Release {release.slug} has {len(candidates)} {data['kind']!r} milestones; give the milestone id.",
+            extra={"milestones": [m.pk for m in candidates]},
+        )
+    return candidates[0]
+
+
+class ExceptionDetailApi(APIView):
+    """GET: one request with every revision. PATCH: amend a pending request."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema_serializer(component_name="ExceptionDetailInput")
+    class InputSerializer(RequestFieldsInputSerializer):
+        days = serializers.IntegerField(required=False, help_text="Additional days needed")
+
+    @extend_schema(
+        parameters=[TZ_PARAMETER], responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 404)
+    )
+    def get(self, request: Request, request_id: int) -> Response:
+        return _detail(request, _request_get(request_id))
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
+    )
+    def patch(self, request: Request, request_id: int) -> Response:
+        exception_request = _request_get(request_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        current = next(iter(exception_request.revisions.all()), None)
+        amended = services.exception_request_amend(
+            request=exception_request, fields=_fields(serializer.validated_data, current), actor=request.user
+        )
+        return _detail(request, amended)
+
+
+class NoteInputSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+
+
+class ExceptionApproveApi(APIView):
+    """Approve a pending request (release team; never your own request)."""
+
+    @extend_schema_serializer(component_name="ExceptionApproveInput")
+    class InputSerializer(NoteInputSerializer):
+        granted_until = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=64,
+            help_text="ISO 8601 with an offset (2024-07-26T19:00:00-07:00), or a wall time "
+            "(2024-07-26 19:00) in granted_zone. A wall time in a DST gap or fold is refused. "
+            "Default: freeze + requested days, end of day in the release zone.",
+        )
+        granted_zone = serializers.CharField(
+            required=False, allow_blank=True, max_length=64, help_text="IANA zone or AoE; default: the release zone"
+        )
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
+    )
+    def post(self, request: Request, request_id: int) -> Response:
+        exception_request = _request_get(request_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        zone = tz.normalize_zone_name(data.get("granted_zone") or exception_request.release.zone)
+        granted_until = None
+        if data.get("granted_until"):
+            granted_until = parse_instant_input(data["granted_until"], zone=zone, field="granted_until")
+        services.exception_request_approve(
+            request=exception_request,
+            actor=request.user,
+            granted_until=granted_until,
+            granted_zone=zone,
+            note=data.get("note", ""),
+        )
+        return _detail(request, exception_request)
+
+
+class ExceptionRejectApi(APIView):
+    """Reject a pending request (release team; never your own request)."""
+
+    @extend_schema(
+        request=NoteInputSerializer,
+        responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
+    )
+    def post(self, request: Request, request_id: int) -> Response:
+        exception_request = _request_get(request_id)
+        serializer = NoteInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.exception_request_reject(
+            request=exception_request, actor=request.user, note=serializer.validated_data.get("note", "")
+        )
+        return _detail(request, exception_request)
+
+
+class ExceptionWithdrawApi(APIView):
+    """Withdraw a pending request (the requester, the release team or staff)."""
+
+    @extend_schema(
+        request=NoteInputSerializer,
+        responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
+    )
+    def post(self, request: Request, request_id: int) -> Response:
+        exception_request = _request_get(request_id)
+        serializer = NoteInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.exception_request_withdraw(
+            request=exception_request, actor=request.user, note=serializer.validated_data.get("note", "")
+        )
+        return _detail(request, exception_request)
+
+
+class ExceptionSignOffApi(APIView):
+    """Add your +1 to a pending request (e.g. as a SIG lead)."""
+
+    @extend_schema_serializer(component_name="ExceptionSignOffInput")
+    class InputSerializer(NoteInputSerializer):
+        role = serializers.CharField(required=False, allow_blank=True, max_length=100, help_text='"SIG Node lead"')
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: ExceptionDetailOutputSerializer} | error_responses(400, 401, 404, 409),
+    )
+    def post(self, request: Request, request_id: int) -> Response:
+        exception_request = _request_get(request_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.exception_request_signoff(
+            request=exception_request,
+            author=request.user,
+            role=serializer.validated_data.get("role", ""),
+            note=serializer.validated_data.get("note", ""),
+        )
+        return _detail(request, exception_request, status.HTTP_201_CREATED)
+
+
+class ExceptionParseApi(APIView):
+    """Read the fields of a request email (the Kubernetes template). Nothing is saved."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema_serializer(component_name="ExceptionParseInput")
+    class InputSerializer(serializers.Serializer):
+        text = serializers.CharField(max_length=200000, help_text="The email, headers optional")
+
+    @extend_schema(request=InputSerializer, responses={200: OpenApiTypes.OBJECT} | error_responses(400))
+    def post(self, request: Request) -> Response:
+        from exceptions.parsing import parse_request_email
+
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        parsed = parse_request_email(serializer.validated_data["text"])
+        return Response(parsed.as_dict())
