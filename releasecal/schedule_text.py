@@ -1,0 +1,415 @@
+"""Reading the free-text times of published release schedules.
+
+Kubernetes writes its deadlines by hand, for example::
+
+    02:00 UTC Friday 14th June 2024 / 19:00 PDT Thursday 13th June 2024
+    Thursday 9th October 2025 (AoE) / Friday 10th October 2025, 12:00 UTC
+    Monday 6th - Thursday 9th November 2023
+    Mon August 23, 2021
+
+``parse_when`` turns such a text into an instant (or a date, or a dated window) and a
+list of warnings. The UTC part, when there is one, is authoritative; every other part is
+checked against it (zone label in force at that instant, local hour and date, weekday)
+and every disagreement becomes a warning, so a wrong "PDT" in February is reported,
+never silently kept. Text it cannot read raises ``ValidationFailed``.
+
+Labels and times are computed by ``releasecal.tz``; this module only reads text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from releasecal import tz
+from releasecal.errors import ValidationFailed
+
+PACIFIC = "America/Los_Angeles"
+
+_MONTHS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+_WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
+
+# A zone label as people write it -> the zone whose clock it names. ``None``: UTC.
+# Parsing input only: what a label *should* be is always asked of tz.abbreviation().
+_LABEL_ZONES = {
+    "UTC": "UTC", "GMT": "UTC", "Z": "UTC",
+    "AOE": tz.AOE,
+    "PST": PACIFIC, "PDT": PACIFIC, "PT": PACIFIC, "PACIFIC": PACIFIC,
+    "MST": "America/Denver", "MDT": "America/Denver", "MT": "America/Denver",
+    "CST": "America/Chicago", "CDT": "America/Chicago", "CT": "America/Chicago",
+    "EST": "America/New_York", "EDT": "America/New_York", "ET": "America/New_York",
+    "BST": "Europe/London",
+    "CET": "Europe/Berlin", "CEST": "Europe/Berlin",
+    "EET": "Europe/Athens", "EEST": "Europe/Athens",
+    "IST": "Asia/Kolkata",
+    "JST": "Asia/Tokyo",
+    "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
+}  # fmt: skip
+# Labels that name a zone without saying whether summer time is in force.
+_GENERIC_LABELS = {"PT", "PACIFIC", "MT", "CT", "ET"}
+
+_WD = r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?\.?,?"
+_MON = (
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])\.?"
+)
+_DAY = r"(?<![\d:])\d{1,2}(?:st|nd|rd|th)?"
+_DASH = r"\s*(?:-|\u2013|\u2014|\bto\b|\buntil\b)\s*"  # hyphen, en dash, em dash
+
+
+def _g(name: str, pattern: str) -> str:
+    return f"(?P<{name}>{pattern})"
+
+
+_WD1, _WD2 = _g("wd1", _WD), _g("wd2", _WD)
+_D1, _D2 = _g("d1", _DAY), _g("d2", _DAY)
+_M1, _M2 = _g("m1", _MON), _g("m2", _MON)
+_Y = _g("y", r"\d{4}") + r"?(?!\d)"
+_ISO_DATE = _g("iso", r"\d{4}-\d{2}-\d{2}")
+_DATE_PATTERNS = [
+    # ranges first, so "Monday 6th - Thursday 9th November 2023" is one window
+    re.compile(rf"(?:{_WD1}\s+)?{_D1}(?:\s+{_M1})?{_DASH}(?:{_WD2}\s+)?{_D2}\s+{_M2}\s*,?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}{_DASH}(?:{_WD2}\s+)?(?:{_M2}\s+)?{_D2}\s*,?\s*{_Y}", re.I),
+    # single days: "Friday 14th June 2024", "Tuesday 14th November2023", "Mon August 23, 2021"
+    re.compile(rf"(?:{_WD1}\s+)?{_D1}\s+{_M1}\s*,?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}\b\s*,?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_ISO_DATE}", re.I),
+]
+_TIME = re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap])\.?m\.?)?(?![\d:])", re.I)
+_LABEL = re.compile(r"\(?\b(?P<label>[A-Za-z]{1,7})\b\)?")
+_EOD = re.compile(r"\b(?:eod|end of (?:the )?day)\b", re.I)
+_MD_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+_MD_REF = re.compile(r"\[([^\]]+)\](?:\[[^\]]*\])?")
+
+
+def clean_markdown(text: str) -> tuple[str, str]:
+    """Strip the markdown a README table cell carries; return (text, first link URL)."""
+    link = ""
+    match = _MD_LINK.search(text)
+    if match:
+        link = match.group(2)
+    text = _MD_LINK.sub(r"\1", text)
+    text = _MD_REF.sub(r"\1", text)
+    text = text.replace("**", "").replace("__", "").replace("`", "")
+    return " ".join(text.split()), link
+
+
+@dataclass
+class WhenPart:
+    """One side of a ``/``-separated time text, as written."""
+
+    raw: str
+    day: dt.date | None = None
+    day_end: dt.date | None = None
+    date_text: str = ""
+    weekday: int | None = None
+    weekday_end: int | None = None
+    date_text_end: str = ""
+    time: dt.time | None = None
+    label: str | None = None
+    end_of_day: bool = False
+    year_assumed: int | None = None
+
+    @property
+    def zone(self) -> str | None:
+        return _LABEL_ZONES.get(self.label.upper()) if self.label else None
+
+    @property
+    def is_utc(self) -> bool:
+        return self.zone == "UTC"
+
+    @property
+    def is_aoe(self) -> bool:
+        return self.zone == tz.AOE
+
+
+@dataclass
+class ParsedWhen:
+    """The reading of a time text: an instant, or a date (optionally a window)."""
+
+    text: str
+    at: dt.datetime | None = None
+    on_date: dt.date | None = None
+    ends_on: dt.date | None = None
+    zone: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def first_day(self) -> dt.date | None:
+        return self.on_date or (tz.local_date(self.at, self.zone) if self.at else None)
+
+
+def _weekday(token: str | None) -> int | None:
+    if not token:
+        return None
+    return _WEEKDAYS.get(token.strip(" .,").lower()[:3])
+
+
+def _month(token: str | None) -> int | None:
+    if not token:
+        return None
+    return _MONTHS.get(token.strip(" .").lower()[:3])
+
+
+def _day_number(token: str) -> int:
+    return int(re.match(r"\d+", token).group(0))
+
+
+def _infer_year(month: int, day: int, weekday: int | None, hint: dt.date | None) -> int:
+    """A date written without its year: the year that keeps it near the rest of the
+    schedule (``hint``), preferring the one whose weekday matches the text."""
+    base = hint or tz.utc_now().date()
+    candidates = []
+    for year in (base.year, base.year + 1, base.year - 1):
+        try:
+            candidates.append(dt.date(year, month, day))
+        except ValueError:
+            continue
+    if not candidates:
+        raise ValidationFailed(f"There is no day {day} in month {month}.")
+    near = sorted(candidates, key=lambda d: abs((d - base).days))
+    if weekday is not None:
+        for candidate in near:
+            if candidate.weekday() == weekday and abs((candidate - base).days) < 200:
+                return candidate.year
+    return near[0].year
+
+
+def _make_date(year: int, month: int, day: int, text: str) -> dt.date:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        raise ValidationFailed(f"'{text}' is not a real date.", extra={"text": text}) from None
+
+
+def _read_date(part: WhenPart, text: str, year_hint: dt.date | None) -> str:
+    """Find the date (or date range) in ``text``; fill ``part``; return the rest."""
+    for pattern in _DATE_PATTERNS:
+        match = pattern.search(text)
+        if not match:
+            continue
+        groups = match.groupdict()
+        rest = (text[: match.start()] + " " + text[match.end() :]).strip()
+        part.weekday = _weekday(groups.get("wd1"))
+        if groups.get("iso"):
+            try:
+                part.day = dt.date.fromisoformat(groups["iso"])
+            except ValueError:
+                raise ValidationFailed(f"'{groups['iso']}' is not a real date.") from None
+            part.date_text = match.group(0).strip(" ,")
+            return rest
+        year = int(groups["y"]) if groups.get("y") else None
+        if "d2" in groups and groups.get("d2"):
+            m2 = _month(groups.get("m2")) or _month(groups.get("m1"))
+            m1 = _month(groups.get("m1")) or m2
+            d1, d2 = _day_number(groups["d1"]), _day_number(groups["d2"])
+            part.weekday_end = _weekday(groups.get("wd2"))
+            if year is None:
+                year = _infer_year(m2, d2, part.weekday_end, year_hint)
+                part.year_assumed = year
+            year1 = year - 1 if m1 > m2 else year
+            part.day = _make_date(year1, m1, d1, match.group(0))
+            part.day_end = _make_date(year, m2, d2, match.group(0))
+            whole = match.group(0).strip(" ,")
+            left, right = re.split(_DASH, whole, maxsplit=1, flags=re.I)
+            part.date_text, part.date_text_end = left.strip(), right.strip()
+            if part.day_end < part.day:
+                raise ValidationFailed(f"The range '{whole}' ends before it starts.")
+            return rest
+        month, day = _month(groups["m1"]), _day_number(groups["d1"])
+        if year is None:
+            year = _infer_year(month, day, part.weekday, year_hint)
+            part.year_assumed = year
+        part.day = _make_date(year, month, day, match.group(0))
+        part.date_text = match.group(0).strip(" ,")
+        return rest
+    return text
+
+
+def _read_part(raw: str, year_hint: dt.date | None) -> WhenPart:
+    part = WhenPart(raw=raw.strip())
+    rest = _read_date(part, part.raw, year_hint)
+    time_match = _TIME.search(rest)
+    if time_match:
+        hour, minute = int(time_match["h"]), int(time_match["m"])
+        if time_match["ampm"]:
+            if not 1 <= hour <= 12:
+                raise ValidationFailed(f"'{time_match.group(0)}' is not a valid time.")
+            hour = hour % 12 + (12 if time_match["ampm"].lower() == "p" else 0)
+        if hour > 23 or minute > 59:
+            if hour == 24 and minute == 0:
+                part.end_of_day = True
+            else:
+                raise ValidationFailed(f"'{time_match.group(0)}' is not a valid time.")
+        else:
+            part.time = dt.time(hour, minute)
+        rest = rest[: time_match.start()] + " " + rest[time_match.end() :]
+    if _EOD.search(rest):
+        part.end_of_day = True
+        rest = _EOD.sub(" ", rest)
+    for match in _LABEL.finditer(rest):
+        if part.label:
+            break
+        word = match["label"]
+        if word.upper() in _LABEL_ZONES and (word.isupper() or word.upper() in {"AOE", "PACIFIC"}):
+            part.label = word
+            continue
+        if word.isupper() and 2 <= len(word) <= 5 and word.endswith("T"):
+            raise ValidationFailed(
+                f"Unknown time zone label '{word}' in '{raw.strip()}'.", extra={"label": word, "text": raw}
+            )
+    if part.is_aoe and part.time is None:
+        # A bare "(AoE)" date is a deadline at the end of that day Anywhere on Earth.
+        part.end_of_day = True
+    return part
+
+
+def _weekday_name(day: dt.date) -> str:
+    return tz.render_date(day).split(" ", 1)[0]
+
+
+def _check_weekdays(part: WhenPart, warnings: list[str]) -> None:
+    for written, day, text in (
+        (part.weekday, part.day, part.date_text),
+        (part.weekday_end, part.day_end, part.date_text_end),
+    ):
+        if written is not None and day is not None and written != day.weekday():
+            warnings.append(f"weekday mismatch: '{text}' is a {_weekday_name(day)} ({tz.render_date(day)})")
+
+
+def _label_offsets(zone: str, year: int) -> dict[str, dt.timedelta]:
+    """The abbreviations ``zone`` uses in ``year`` and their UTC offsets (winter, summer)."""
+    offsets = {}
+    for month in (1, 7):
+        instant = dt.datetime(year, month, 15, 12, tzinfo=dt.UTC)
+        offsets[tz.abbreviation(instant, zone).upper()] = tz.to_zone(instant, zone).utcoffset()
+    return offsets
+
+
+def _check_local(part: WhenPart, instant: dt.datetime, default_zone: str, warnings: list[str]) -> None:
+    """Check a local part (label, hour, date) against the authoritative instant."""
+    zone = part.zone or default_zone
+    actual_local = tz.to_zone(instant, zone)
+    actual_abbr = tz.abbreviation(instant, zone)
+    shown_actual = tz.render_in_zone(instant, zone)
+    shown_utc = tz.render_in_zone(instant, "UTC")
+    if part.time is None and part.end_of_day and part.day is not None:
+        expected = tz.end_of_day(part.day, zone)
+        if expected != instant:
+            warnings.append(
+                f"local/UTC mismatch: end of day {tz.render_date(part.day)} {part.label or zone} "
+                f"is {tz.render_in_zone(expected, 'UTC')}, not {shown_utc}"
+            )
+        return
+    if part.label and part.label.upper() not in _GENERIC_LABELS and part.label.upper() != actual_abbr.upper():
+        message = (
+            f"wrong zone label '{part.label}': on {tz.render_date(actual_local.date())} {zone} observes "
+            f"{actual_abbr} (UTC{tz.format_offset(actual_local.utcoffset())}), so {shown_utc} is {shown_actual}"
+        )
+        literal = _label_offsets(zone, actual_local.year).get(part.label.upper())
+        if literal is not None and part.time is not None and part.day is not None:
+            read_literally = dt.datetime.combine(part.day, part.time, tzinfo=dt.timezone(literal))
+            if read_literally != instant:
+                message += (
+                    f"; read literally, '{part.time:%H:%M} {part.label}' would be "
+                    f"{tz.render_in_zone(read_literally, 'UTC')}"
+                )
+        warnings.append(message)
+    if part.day is None:
+        return
+    if part.time is None:
+        if part.day != actual_local.date():
+            warnings.append(
+                f"local/UTC mismatch: '{part.raw}' gives {tz.render_date(part.day)}, but {shown_utc} is {shown_actual}"
+            )
+        return
+    written = dt.datetime.combine(part.day, part.time)
+    if written != actual_local.replace(tzinfo=None, second=0, microsecond=0):
+        what = "local hour" if part.day == actual_local.date() else "local date and time"
+        message = f"{what} mismatch: '{part.raw}' does not match the UTC time: {shown_utc} is {shown_actual}"
+        try:
+            as_wall = tz.localize(written, zone)
+        except ValidationFailed:
+            as_wall = None
+        if as_wall is not None:
+            message += (
+                f"; {part.time:%H:%M} on {tz.render_date(part.day)} in {zone} would be "
+                f"{tz.render_in_zone(as_wall, 'UTC')}"
+            )
+        warnings.append(message)
+
+
+def _localize_labelled(part: WhenPart, zone: str) -> dt.datetime:
+    """A wall time read in ``zone``; a label (PDT/PST) settles a fall-back fold."""
+    wall = dt.datetime.combine(part.day, part.time)
+    try:
+        return tz.localize(wall, zone)
+    except tz.AmbiguousTime:
+        if part.label:
+            for fold in (0, 1):
+                candidate = wall.replace(tzinfo=tz.get_zone(zone), fold=fold)
+                if tz.abbreviation(candidate, zone).upper() == part.label.upper():
+                    return candidate.astimezone(dt.UTC)
+        raise
+
+
+def parse_when(text: str, *, zone: str, year_hint: dt.date | None = None) -> ParsedWhen:
+    """Read a schedule time text; ``zone`` is the release's zone (used for times with
+    no label and for checking labels that name no zone of their own)."""
+    zone = tz.normalize_zone_name(zone)
+    cleaned, _ = clean_markdown(str(text or ""))
+    if not cleaned:
+        raise ValidationFailed("No date or time given.")
+    raw_parts = [p for p in re.split(r"\s+/\s+|\s*\|\s*", cleaned) if p.strip()]
+    parts = [_read_part(raw, year_hint) for raw in raw_parts]
+    dated = [p for p in parts if p.day is not None]
+    if not dated:
+        raise ValidationFailed(f"Could not find a date in '{cleaned}'.", extra={"text": cleaned})
+    result = ParsedWhen(text=cleaned)
+    warnings = result.warnings
+    for part in parts:
+        if part.year_assumed is not None:
+            warnings.append(f"no year in '{part.date_text or part.raw}'; read as {part.year_assumed}")
+        _check_weekdays(part, warnings)
+
+    utc_part = next((p for p in dated if p.is_utc and p.time is not None), None)
+    timed = [p for p in dated if p.time is not None or p.end_of_day]
+    if utc_part is not None:
+        result.at = dt.datetime.combine(utc_part.day, utc_part.time, tzinfo=dt.UTC)
+        others = [p for p in parts if p is not utc_part]
+        labelled = next((p for p in others if p.zone and not p.is_utc), None)
+        result.zone = labelled.zone if labelled else zone
+        for part in others:
+            if part.day is None and part.time is None:
+                continue
+            _check_local(part, result.at, result.zone if part.zone is None else part.zone, warnings)
+    elif timed:
+        first = timed[0]
+        part_zone = first.zone or zone
+        if first.time is None:
+            result.at = tz.end_of_day(first.day, part_zone)
+        else:
+            result.at = _localize_labelled(first, part_zone)
+        result.zone = part_zone
+        if first.label and first.label.upper() not in _GENERIC_LABELS:
+            actual = tz.abbreviation(result.at, part_zone)
+            if first.label.upper() != actual.upper():
+                warnings.append(
+                    f"wrong zone label '{first.label}': {part_zone} observes {actual} on "
+                    f"{tz.render_date(first.day)}; read as the wall-clock time there, "
+                    f"{tz.render(result.at, part_zone)}"
+                )
+        for part in parts:
+            if part is not first and (part.day is not None or part.time is not None):
+                _check_local(part, result.at, part.zone or part_zone, warnings)
+    else:
+        first = dated[0]
+        result.on_date, result.ends_on, result.zone = first.day, first.day_end, zone
+        for part in dated[1:]:
+            if (part.day, part.day_end) != (first.day, first.day_end):
+                warnings.append(f"the parts disagree: '{first.raw}' and '{part.raw}' give different dates")
+    return result
