@@ -1,0 +1,618 @@
+"""Admin for exception requests: triage, sign-offs and decisions.
+
+A request is never edited through a raw ModelForm. Filing, amending, signing off,
+withdrawing, approving and rejecting each have a small form whose only job is to parse
+input and call one function of ``exceptions.services``; a DomainError from the service
+(Conflict, NotAllowed, PolicyViolation) is shown as an admin error message.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from exceptions.models import ExceptionRequest, ExceptionRequestRevision
+from exceptions.services import (
+    DECIDE_PERMISSION,
+    RequestFields,
+    default_granted_until,
+    exception_request_amend,
+    exception_request_approve,
+    exception_request_reject,
+    exception_request_signoff,
+    exception_request_submit,
+    exception_request_withdraw,
+)
+from releasecal import tz
+from releasecal.admin import SigFilter, WallTimeField, ZoneInput, parse_wall_into
+from releasecal.errors import Conflict, DomainError, NotAllowed
+from releasecal.models import AuditLog, Enhancement, Milestone, Tracking
+from releasecal.selectors import effective_deadline
+
+CHANGE_PERMISSION = "exceptions.change_exceptionrequest"
+SIGNOFF_PERMISSION = "exceptions.add_signoff"
+
+
+def _pr_urls(text: str) -> list[str]:
+    return [line.strip() for line in re.split(r"[\s,]+", text or "") if line.strip()]
+
+
+class _TemplateFieldsForm(forms.Form):
+    """The fields of the Kubernetes request template, shared by filing and amending."""
+
+    days = forms.IntegerField(min_value=1, label="Additional days needed")
+    until_text = forms.CharField(required=False, max_length=200, label="Until (as written)")
+    until_zone = ZoneInput(required=False, label="Until zone")
+    stage = forms.ChoiceField(choices=[("", "---------"), *Tracking.Stage.choices], required=False)
+    sig = forms.CharField(required=False, max_length=64, label="SIG")
+    issue_url = forms.URLField(required=False, max_length=500, label="Enhancements issue")
+    pr_urls = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="PRs (one per line)")
+    reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Why is it critical")
+    risks_adding = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Risks of adding")
+    risks_cutting = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Risks of cutting")
+
+
+def request_fields(data: dict, *, enhancement_name: str) -> RequestFields:
+    """The service's dataclass from a cleaned template form."""
+    return RequestFields(
+        days=data["days"],
+        enhancement_name=enhancement_name,
+        stage=data["stage"],
+        sig=data["sig"],
+        issue_url=data["issue_url"],
+        pr_urls=_pr_urls(data["pr_urls"]),
+        until_text=data["until_text"],
+        until_zone=data["until_zone"],
+        reason=data["reason"],
+        risks_adding=data["risks_adding"],
+        risks_cutting=data["risks_cutting"],
+    )
+
+
+class SubmitForm(forms.ModelForm):
+    """The add page: files a request through ``exception_request_submit``.
+
+    The service runs in ``clean()`` so a policy refusal becomes a form error on the same
+    page (the admin wraps the whole view in one transaction); ``save_model`` then has
+    nothing left to write.
+    """
+
+    requester = forms.ModelChoiceField(
+        queryset=get_user_model().objects.order_by("username"),
+        required=False,
+        help_text="A user, or leave empty and give the name from the email. The requester cannot decide it.",
+    )
+    requester_name = forms.CharField(required=False, max_length=200, help_text="As written in the email")
+    submitted_at = WallTimeField(
+        label="Sent at (wall time in the release zone)",
+        help_text="When the request was sent; empty means now. The request window is checked against it.",
+    )
+    days = _TemplateFieldsForm.base_fields["days"]
+    until_text = _TemplateFieldsForm.base_fields["until_text"]
+    until_zone = _TemplateFieldsForm.base_fields["until_zone"]
+    stage = _TemplateFieldsForm.base_fields["stage"]
+    sig = _TemplateFieldsForm.base_fields["sig"]
+    issue_url = _TemplateFieldsForm.base_fields["issue_url"]
+    pr_urls = _TemplateFieldsForm.base_fields["pr_urls"]
+    reason = _TemplateFieldsForm.base_fields["reason"]
+    risks_adding = _TemplateFieldsForm.base_fields["risks_adding"]
+    risks_cutting = _TemplateFieldsForm.base_fields["risks_cutting"]
+
+    class Meta:
+        model = ExceptionRequest
+        fields = ["enhancement", "milestone"]
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+        if "milestone" in self.fields:  # absent on the read-only view page
+            self.fields["milestone"].queryset = (
+                Milestone.objects.filter(kind__allows_exceptions=True, cancelled=False)
+                .select_related("release")
+                .order_by("-release__start_date", "at", "on_date")
+            )
+
+    def clean(self):
+        cleaned = super().clean()
+        enhancement: Enhancement | None = cleaned.get("enhancement")
+        milestone: Milestone | None = cleaned.get("milestone")
+        if enhancement is None or milestone is None or self.errors:
+            return cleaned
+        parse_wall_into(self, "submitted_at", milestone.release.zone)
+        if not cleaned.get("requester") and not cleaned.get("requester_name"):
+            self.add_error("requester_name", "Name the requester: pick a user or write the name from the email.")
+        if self.errors:
+            return cleaned
+        try:
+            self.instance = exception_request_submit(
+                enhancement=enhancement,
+                milestone=milestone,
+                fields=request_fields(cleaned, enhancement_name=enhancement.title),
+                requester=cleaned.get("requester"),
+                requester_name=cleaned.get("requester_name") or "",
+                submitted_at=cleaned.get("submitted_at"),
+            )
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        return cleaned
+
+
+class ApproveForm(forms.Form):
+    granted_until = WallTimeField(
+        required=True, label="Granted until", help_text="Wall time in the zone below (the release zone if empty)."
+    )
+    zone = ZoneInput(required=False, label="Zone", help_text="Optional: another IANA zone or AoE.")
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
+
+    def __init__(self, *args, exception_request: ExceptionRequest, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.exception_request = exception_request
+        self.release_zone = exception_request.release.zone
+        self.default = default_granted_until(exception_request)
+        self.fields["granted_until"].initial = tz.wall_time_input(self.default, self.release_zone)
+        self.fields["zone"].widget.attrs["placeholder"] = self.release_zone
+
+    @property
+    def default_display(self) -> str:
+        return tz.render(self.default, self.release_zone)
+
+    def clean(self):
+        cleaned = super().clean()
+        if "zone" not in self.errors:
+            parse_wall_into(self, "granted_until", cleaned.get("zone") or self.release_zone)
+        return cleaned
+
+
+class NoteForm(forms.Form):
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
+
+
+class SignOffForm(NoteForm):
+    role = forms.CharField(required=False, max_length=100, help_text='e.g. "SIG Node lead"')
+    field_order = ["role", "note"]
+
+
+class AmendForm(_TemplateFieldsForm):
+    pass
+
+
+def _revision_rows(revisions: list[ExceptionRequestRevision]) -> list[dict]:
+    """Each revision with what changed since the previous one (days, until, ...)."""
+    compared = ["days", "until_text", "until_zone", "stage", "sig", "pr_urls", "reason"]
+    rows, previous = [], None
+    for revision in revisions:
+        changes = []
+        if previous is not None:
+            for name in compared:
+                old, new = getattr(previous, name), getattr(revision, name)
+                if old != new:
+                    changes.append({"field": name, "old": old, "new": new})
+        rows.append({"revision": revision, "changes": changes, "at": tz.render(revision.created_at, "UTC")})
+        previous = revision
+    return rows
+
+
+@admin.register(ExceptionRequest)
+class ExceptionRequestAdmin(admin.ModelAdmin):
+    form = SubmitForm
+    list_display = ["id", "kep", "milestone", "days", "state", "submitted", "deadline"]
+    list_display_links = ["id", "kep"]
+    list_filter = ["state", "release", ("milestone", admin.RelatedOnlyFieldListFilter), SigFilter]
+    search_fields = ["enhancement__number__exact", "enhancement__title", "revisions__enhancement_name"]
+    search_help_text = "KEP number (2400 or KEP-2400) or name"
+    list_select_related = ["enhancement", "milestone", "milestone__release", "release", "decision"]
+    actions = ["approve_selected", "reject_selected"]
+    shown_fields = [
+        "kep",
+        "release",
+        "milestone",
+        "state",
+        "days",
+        "requester_shown",
+        "submitted",
+        "freeze",
+        "deadline",
+        "warnings_shown",
+    ]
+    add_fieldsets = [
+        (None, {"fields": ["enhancement", "milestone", "requester", "requester_name", "submitted_at"]}),
+        (
+            "The request template",
+            {
+                "fields": [
+                    "days",
+                    "until_text",
+                    "until_zone",
+                    "stage",
+                    "sig",
+                    "issue_url",
+                    "pr_urls",
+                    "reason",
+                    "risks_adding",
+                    "risks_cutting",
+                ]
+            },
+        ),
+    ]
+
+    # ------------------------------------------------------------------ permissions
+
+    def has_decide_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(DECIDE_PERMISSION)
+
+    def has_change_permission(self, request, obj=None):
+        # Changes go through the services (buttons and actions), never the raw form.
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # Requests are history: withdraw or reject instead.
+        return request.user.is_superuser
+
+    # ------------------------------------------------------------------ list
+
+    @admin.display(description="KEP", ordering="enhancement__number")
+    def kep(self, obj: ExceptionRequest) -> str:
+        return f"KEP-{obj.enhancement.number}: {obj.enhancement.title}"
+
+    @admin.display(description="Submitted (release zone)", ordering="submitted_at")
+    def submitted(self, obj: ExceptionRequest) -> str:
+        return tz.render_in_zone(obj.submitted_at, obj.release.zone)
+
+    @admin.display(description="Effective deadline")
+    def deadline(self, obj: ExceptionRequest) -> str:
+        found = effective_deadline(enhancement=obj.enhancement, milestone=obj.milestone)
+        text = found.display()
+        return f"{text} (extension)" if found.is_extension else text
+
+    @admin.display(description="Freeze")
+    def freeze(self, obj: ExceptionRequest) -> str:
+        return obj.milestone.display()
+
+    @admin.display(description="Requester")
+    def requester_shown(self, obj: ExceptionRequest) -> str:
+        return obj.requester_label
+
+    @admin.display(description="Warnings")
+    def warnings_shown(self, obj: ExceptionRequest) -> str:
+        return " ".join(obj.warnings) or "-"
+
+    def get_search_results(self, request, queryset, search_term):
+        # "KEP-2400", "kep 2400" and "#2400" all mean KEP number 2400.
+        term = re.sub(r"(?i)^\s*(?:kep[-\s]?|#)(\d+)\s*$", r"\1", search_term or "")
+        return super().get_search_results(request, queryset, term)
+
+    # ------------------------------------------------------------------ add / view pages
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is None:
+            return self.add_fieldsets
+        return [(None, {"fields": self.shown_fields})]
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.shown_fields if obj is not None else []
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        user = request.user
+
+        class BoundSubmitForm(form_class):
+            def __init__(self, *args, **kw):
+                super().__init__(*args, user=user, **kw)
+
+        return BoundSubmitForm
+
+    def save_model(self, request, obj, form, change):
+        # Already written by exception_request_submit in SubmitForm.clean().
+        if obj.pk is None:
+            raise DomainError("The request was not filed.")
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id)
+        extra_context = extra_context or {}
+        if obj is not None:
+            extra_context.update(self._detail_context(request, obj))
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _detail_context(self, request, obj: ExceptionRequest) -> dict:
+        revisions = list(obj.revisions.select_related("created_by").order_by("number"))
+        decision = getattr(obj, "decision", None)
+        audit = list(
+            AuditLog.objects.filter(object_type=obj._meta.label_lower, object_id=str(obj.pk)).order_by("at", "id")
+        )
+        pending = obj.state == ExceptionRequest.State.PENDING
+        user = request.user
+        found = effective_deadline(enhancement=obj.enhancement, milestone=obj.milestone)
+        return {
+            "request_obj": obj,
+            "current": revisions[-1] if revisions else None,
+            "revision_rows": _revision_rows(revisions),
+            "signoffs": [
+                {"signoff": s, "at": tz.render(s.at, obj.release.zone)} for s in obj.signoffs.order_by("at", "id")
+            ],
+            "decision": decision,
+            "decided_at": tz.render(decision.decided_at, obj.release.zone) if decision else "",
+            "granted_until": (
+                tz.render(decision.granted_until, decision.granted_zone) if decision and decision.granted_until else ""
+            ),
+            "audit_rows": [{"row": row, "at": tz.render_in_zone(row.at, "UTC")} for row in audit],
+            "warnings": obj.warnings,
+            "effective_deadline": found.display(),
+            "effective_is_extension": found.is_extension,
+            "can_decide": pending and self.has_decide_permission(request),
+            "can_amend": pending and (user.has_perm(CHANGE_PERMISSION) or obj.requester_id == user.pk),
+            "can_signoff": pending and user.has_perm(SIGNOFF_PERMISSION),
+        }
+
+    # ------------------------------------------------------------------ buttons
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        prefix = f"{self.opts.app_label}_{self.opts.model_name}"
+        return [
+            path("<path:object_id>/approve/", wrap(self.approve_view), name=f"{prefix}_approve"),
+            path("<path:object_id>/reject/", wrap(self.reject_view), name=f"{prefix}_reject"),
+            path("<path:object_id>/amend/", wrap(self.amend_view), name=f"{prefix}_amend"),
+            path("<path:object_id>/signoff/", wrap(self.signoff_view), name=f"{prefix}_signoff"),
+            path("<path:object_id>/withdraw/", wrap(self.withdraw_view), name=f"{prefix}_withdraw"),
+            *super().get_urls(),
+        ]
+
+    def _change_url(self, obj: ExceptionRequest) -> str:
+        return reverse("admin:exceptions_exceptionrequest_change", args=[obj.pk])
+
+    def _get_or_404(self, request, object_id) -> ExceptionRequest:
+        obj = self.get_object(request, object_id)
+        if obj is None or not self.has_view_permission(request, obj):
+            raise PermissionDenied if obj is not None else self._not_found(object_id)
+        return obj
+
+    def _not_found(self, object_id):
+        from django.http import Http404
+
+        return Http404(f"No exception request {object_id!r}.")
+
+    def _render(self, request, obj, *, title: str, items: list[dict], submit_label: str, extra=None) -> HttpResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": title,
+            "items": items,
+            "submit_label": submit_label,
+            "original": obj,
+            "change_url": self._change_url(obj) if obj is not None else None,
+            "changelist_url": reverse("admin:exceptions_exceptionrequest_changelist"),
+            **(extra or {}),
+        }
+        return TemplateResponse(request, "admin/exceptions/exceptionrequest/action_form.html", context)
+
+    def _service_call(self, request, obj, call, success: str) -> HttpResponse | None:
+        """Run one service call; on a DomainError show it and return None (or a redirect
+        for a refusal or a state conflict, where the form cannot help)."""
+        try:
+            call()
+        except (NotAllowed, Conflict) as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return HttpResponseRedirect(self._change_url(obj))
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return None
+        self.message_user(request, success, messages.SUCCESS)
+        return HttpResponseRedirect(self._change_url(obj))
+
+    def approve_view(self, request, object_id):
+        obj = self._get_or_404(request, object_id)
+        if not self.has_decide_permission(request):
+            raise PermissionDenied
+        form = ApproveForm(request.POST if request.method == "POST" else None, exception_request=obj)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                decision = exception_request_approve(
+                    request=obj,
+                    actor=request.user,
+                    granted_until=data["granted_until"],
+                    granted_zone=data["zone"] or None,
+                    note=data["note"],
+                )
+            except DomainError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+                if isinstance(exc, NotAllowed | Conflict):
+                    return HttpResponseRedirect(self._change_url(obj))
+            else:
+                shown = tz.render(decision.granted_until, decision.granted_zone)
+                self.message_user(request, f"Approved {obj}: granted until {shown}.", messages.SUCCESS)
+                return HttpResponseRedirect(self._change_url(obj))
+        return self._render(
+            request,
+            obj,
+            title=f"Approve {obj}",
+            items=[{"obj": obj, "form": form, "default": form.default_display}],
+            submit_label="Approve",
+        )
+
+    def reject_view(self, request, object_id):
+        obj = self._get_or_404(request, object_id)
+        if not self.has_decide_permission(request):
+            raise PermissionDenied
+        form = NoteForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            response = self._service_call(
+                request,
+                obj,
+                lambda: exception_request_reject(request=obj, actor=request.user, note=form.cleaned_data["note"]),
+                f"Rejected {obj}.",
+            )
+            if response is not None:
+                return response
+        return self._render(
+            request, obj, title=f"Reject {obj}", items=[{"obj": obj, "form": form}], submit_label="Reject"
+        )
+
+    def amend_view(self, request, object_id):
+        obj = self._get_or_404(request, object_id)
+        current = obj.current
+        initial = {
+            "days": obj.days,
+            "until_text": current.until_text,
+            "until_zone": current.until_zone,
+            "stage": current.stage,
+            "sig": current.sig,
+            "issue_url": current.issue_url,
+            "pr_urls": "\n".join(current.pr_urls),
+            "reason": current.reason,
+            "risks_adding": current.risks_adding,
+            "risks_cutting": current.risks_cutting,
+        }
+        form = AmendForm(request.POST if request.method == "POST" else None, initial=initial)
+        if request.method == "POST" and form.is_valid():
+            fields = request_fields(form.cleaned_data, enhancement_name=current.enhancement_name)
+            response = self._service_call(
+                request,
+                obj,
+                lambda: exception_request_amend(request=obj, fields=fields, actor=request.user),
+                f"Amended {obj}: a new revision was recorded.",
+            )
+            if response is not None:
+                return response
+        return self._render(
+            request, obj, title=f"Amend {obj}", items=[{"obj": obj, "form": form}], submit_label="Amend"
+        )
+
+    def signoff_view(self, request, object_id):
+        obj = self._get_or_404(request, object_id)
+        if not request.user.has_perm(SIGNOFF_PERMISSION):
+            raise PermissionDenied
+        form = SignOffForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            response = self._service_call(
+                request,
+                obj,
+                lambda: exception_request_signoff(
+                    request=obj, author=request.user, role=data["role"], note=data["note"]
+                ),
+                f"Signed off {obj}.",
+            )
+            if response is not None:
+                return response
+        return self._render(
+            request, obj, title=f"Sign off {obj}", items=[{"obj": obj, "form": form}], submit_label="Sign off"
+        )
+
+    def withdraw_view(self, request, object_id):
+        obj = self._get_or_404(request, object_id)
+        form = NoteForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            response = self._service_call(
+                request,
+                obj,
+                lambda: exception_request_withdraw(request=obj, actor=request.user, note=form.cleaned_data["note"]),
+                f"Withdrew {obj}.",
+            )
+            if response is not None:
+                return response
+        return self._render(
+            request, obj, title=f"Withdraw {obj}", items=[{"obj": obj, "form": form}], submit_label="Withdraw"
+        )
+
+    # ------------------------------------------------------------------ list actions
+
+    def _pending_only(self, request, queryset: QuerySet) -> list[ExceptionRequest]:
+        chosen = list(queryset.select_related("release", "milestone", "enhancement").order_by("id"))
+        for obj in chosen:
+            if obj.state != ExceptionRequest.State.PENDING:
+                self.message_user(request, f"Skipped {obj}: it is already {obj.state}.", messages.WARNING)
+        return [obj for obj in chosen if obj.state == ExceptionRequest.State.PENDING]
+
+    def _action_page(
+        self, request, *, action: str, title: str, items, submit_label: str, ids, shared_form=None
+    ) -> HttpResponse:
+        return self._render(
+            request,
+            None,
+            title=title,
+            items=items,
+            submit_label=submit_label,
+            extra={
+                "action": action,
+                "selected_ids": ids,
+                "action_checkbox_name": ACTION_CHECKBOX_NAME,
+                "shared_form": shared_form,
+            },
+        )
+
+    @admin.action(description="Approve selected requests…", permissions=["decide"])
+    def approve_selected(self, request, queryset):
+        pending = self._pending_only(request, queryset) if "apply" not in request.POST else list(queryset)
+        applying = "apply" in request.POST
+        items = [
+            {
+                "obj": obj,
+                "form": ApproveForm(request.POST if applying else None, exception_request=obj, prefix=f"r{obj.pk}"),
+            }
+            for obj in pending
+        ]
+        for item in items:
+            item["default"] = item["form"].default_display
+        if not items:
+            return None
+        if applying and all(item["form"].is_valid() for item in items):
+            for item in items:
+                obj, data = item["obj"], item["form"].cleaned_data
+                try:
+                    decision = exception_request_approve(
+                        request=obj,
+                        actor=request.user,
+                        granted_until=data["granted_until"],
+                        granted_zone=data["zone"] or None,
+                        note=data["note"],
+                    )
+                except DomainError as exc:
+                    self.message_user(request, f"{obj}: {exc.message}", messages.ERROR)
+                else:
+                    shown = tz.render(decision.granted_until, decision.granted_zone)
+                    self.message_user(request, f"Approved {obj}: granted until {shown}.", messages.SUCCESS)
+            return None
+        return self._action_page(
+            request,
+            action="approve_selected",
+            title="Approve exception requests",
+            items=items,
+            submit_label="Approve",
+            ids=[item["obj"].pk for item in items],
+        )
+
+    @admin.action(description="Reject selected requests…", permissions=["decide"])
+    def reject_selected(self, request, queryset):
+        applying = "apply" in request.POST
+        pending = list(queryset) if applying else self._pending_only(request, queryset)
+        if not pending:
+            return None
+        form = NoteForm(request.POST if applying else None)
+        if applying and form.is_valid():
+            for obj in pending:
+                try:
+                    exception_request_reject(request=obj, actor=request.user, note=form.cleaned_data["note"])
+                except DomainError as exc:
+                    self.message_user(request, f"{obj}: {exc.message}", messages.ERROR)
+                else:
+                    self.message_user(request, f"Rejected {obj}.", messages.SUCCESS)
+            return None
+        return self._action_page(
+            request,
+            action="reject_selected",
+            title="Reject exception requests",
+            items=[{"obj": obj} for obj in pending],
+            submit_label="Reject",
+            ids=[obj.pk for obj in pending],
+            shared_form=form,
+        )

@@ -1,0 +1,428 @@
+"""Admin for release leads: the schedule, KEPs, their tracking and the audit log.
+
+Times are typed as wall times in the milestone's own zone and read by ``tz.parse_wall_time``
+(a gap or fold time is refused, naming both offsets; an explicit offset is accepted).
+Django's split datetime widget is not used: it reads the time in ``TIME_ZONE`` (UTC).
+Milestones are saved through ``milestone_save`` so ``sequence`` and the audit log follow.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count
+from django.utils.html import format_html, format_html_join
+
+from releasecal import tz
+from releasecal.errors import DomainError
+from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
+from releasecal.services import milestone_cancel, milestone_delete, milestone_save
+
+WALL_TIME_HELP = (
+    "Wall time in the zone given, 'YYYY-MM-DD HH:MM'. A time the clocks skip or repeat is refused; "
+    "add an explicit offset such as '-07:00' or 'Z' to pin it."
+)
+
+
+class WallTimeField(forms.CharField):
+    """Text for a wall time; the form turns it into an instant once the zone is known."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("help_text", WALL_TIME_HELP)
+        kwargs.setdefault("widget", forms.TextInput(attrs={"size": 22, "placeholder": "2024-07-23 19:00"}))
+        super().__init__(**kwargs)
+
+
+def clean_zone_value(value: str) -> str:
+    try:
+        return tz.normalize_zone_name(value)
+    except DomainError as exc:
+        raise forms.ValidationError(exc.message) from exc
+
+
+class ZoneInput(forms.CharField):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 64)
+        kwargs.setdefault("help_text", "IANA name (America/Los_Angeles, Europe/Berlin) or AoE")
+        kwargs.setdefault("widget", forms.TextInput(attrs={"size": 20}))
+        super().__init__(**kwargs)
+
+    def clean(self, value):
+        value = super().clean(value)
+        return clean_zone_value(value) if value else value
+
+
+def parse_wall_into(form: forms.Form, field: str, zone: str | None) -> None:
+    """Replace the wall-time text in ``cleaned_data[field]`` by its UTC instant (or None)."""
+    text = (form.cleaned_data.get(field) or "").strip()
+    if not text:
+        form.cleaned_data[field] = None
+        return
+    if not zone:
+        form.add_error(field, "Give the zone this time is in.")
+        return
+    try:
+        form.cleaned_data[field] = tz.parse_wall_time(text, zone)
+    except DomainError as exc:
+        form.add_error(field, exc.message)
+
+
+class MilestoneForm(forms.ModelForm):
+    at = WallTimeField(label="At (wall time)")
+    ends_at = WallTimeField(label="Ends at (wall time)")
+    zone = ZoneInput()
+
+    class Meta:
+        model = Milestone
+        fields = ["kind", "title", "at", "on_date", "ends_at", "ends_on", "zone", "description", "link", "cancelled"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        instance = self.instance
+        if instance.pk and instance.zone:
+            for name in ("at", "ends_at"):
+                value = getattr(instance, name)
+                self.initial[name] = tz.wall_time_input(value, instance.zone) if value else ""
+
+    def clean(self):
+        cleaned = super().clean()
+        zone = cleaned.get("zone")
+        if not zone:
+            return cleaned  # the zone field carries its own error
+        parse_wall_into(self, "at", zone)
+        parse_wall_into(self, "ends_at", zone)
+        at, on_date = cleaned.get("at"), cleaned.get("on_date")
+        ends_at, ends_on = cleaned.get("ends_at"), cleaned.get("ends_on")
+        if self.errors:
+            return cleaned
+        if (at is None) == (on_date is None):
+            raise forms.ValidationError("Give either a time (At) or a date (On date), not both and not neither.")
+        if ends_at is not None and at is None:
+            self.add_error("ends_at", "A date-only milestone's window ends on a date (Ends on).")
+        elif ends_on is not None and on_date is None:
+            self.add_error("ends_on", "A timed milestone's window ends at a time (Ends at).")
+        elif ends_at is not None and ends_at <= at:
+            self.add_error("ends_at", "The window must end after it starts.")
+        elif ends_on is not None and ends_on < on_date:
+            self.add_error("ends_on", "The window must end on or after its first day.")
+        return cleaned
+
+
+def _milestone_when(milestone: Milestone) -> str:
+    if milestone.pk is None or (milestone.at is None and milestone.on_date is None):
+        return "-"
+    text = milestone.display()
+    return f"{text} — CANCELLED" if milestone.cancelled else text
+
+
+def _save_milestones(request, formset) -> None:
+    """Inline milestone rows go through the services; "delete" cancels unless superuser."""
+    for milestone in formset.save(commit=False):
+        milestone_save(milestone=milestone, actor=request.user)
+    for milestone in formset.deleted_objects:
+        if request.user.is_superuser:
+            milestone_delete(milestone=milestone, actor=request.user)
+        else:
+            milestone_cancel(milestone=milestone, actor=request.user)
+            messages.info(request, f"{milestone.title} was cancelled, not deleted (it stays as CANCELLED in feeds).")
+    formset.save_m2m()
+
+
+class MilestoneInline(admin.TabularInline):
+    model = Milestone
+    form = MilestoneForm
+    extra = 1
+    fields = ["kind", "title", "at", "on_date", "ends_at", "ends_on", "zone", "cancelled", "when", "sequence"]
+    readonly_fields = ["when", "sequence"]
+    show_change_link = True
+    ordering = ["at", "on_date", "id"]
+
+    @admin.display(description="When (native zone, UTC)")
+    def when(self, obj: Milestone) -> str:
+        return _milestone_when(obj)
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        if obj is not None:
+            formset.form.base_fields["zone"].initial = obj.zone
+        return formset
+
+
+RELEASE_SLUG_RE = r"^[0-9A-Za-z][0-9A-Za-z._-]*$"
+
+
+class ReleaseForm(forms.ModelForm):
+    # Release slugs are versions ("1.31"); Django's slug validator refuses the dot.
+    slug = forms.RegexField(
+        regex=RELEASE_SLUG_RE,
+        max_length=32,
+        help_text="Short name used in URLs, e.g. 1.31 (letters, digits, '.', '-', '_').",
+        error_messages={"invalid": "Use letters, digits, '.', '-' and '_' only, e.g. 1.31."},
+    )
+    hard_stop = WallTimeField(
+        label="Hard stop (wall time in the release zone)",
+        help_text="Empty: the first rc milestone (rc.0 cut). " + WALL_TIME_HELP,
+    )
+    zone = ZoneInput()
+
+    class Meta:
+        model = Release
+        fields = [
+            "slug",
+            "name",
+            "zone",
+            "status",
+            "start_date",
+            "ga_date",
+            "leads",
+            "links",
+            "exception_window_days",
+            "exception_warn_days",
+            "hard_stop",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and self.instance.hard_stop:
+            self.initial["hard_stop"] = tz.wall_time_input(self.instance.hard_stop, self.instance.zone)
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if Release.objects.filter(slug=slug).exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError(f"A release {slug!r} already exists.")
+        return slug
+
+    def _get_validation_exclusions(self):
+        # The model's SlugField validator would refuse "1.31"; clean_slug checks it instead.
+        exclusions = super()._get_validation_exclusions()
+        exclusions.add("slug")
+        return exclusions
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("zone"):
+            parse_wall_into(self, "hard_stop", cleaned["zone"])
+        return cleaned
+
+
+@admin.register(Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    form = ReleaseForm
+    inlines = [MilestoneInline]
+    list_display = ["slug", "name", "zone", "status", "start_date", "ga_date", "milestone_count"]
+    list_filter = ["status"]
+    search_fields = ["slug", "name"]
+    filter_horizontal = ["leads"]
+    readonly_fields = ["hard_stop_shown"]
+    fieldsets = [
+        (None, {"fields": ["slug", "name", "zone", "status", "start_date", "ga_date", "leads", "links"]}),
+        (
+            "Exception policy",
+            {"fields": ["exception_window_days", "exception_warn_days", "hard_stop", "hard_stop_shown"]},
+        ),
+    ]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_milestones=Count("milestones"))
+
+    @admin.display(description="Milestones", ordering="_milestones")
+    def milestone_count(self, obj: Release) -> int:
+        return obj._milestones
+
+    @admin.display(description="Hard stop shown")
+    def hard_stop_shown(self, obj: Release) -> str:
+        if obj.pk and obj.hard_stop:
+            return tz.render(obj.hard_stop, obj.zone)
+        return "-"
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is Milestone:
+            _save_milestones(request, formset)
+        else:
+            super().save_formset(request, form, formset, change)
+
+
+@admin.register(MilestoneKind)
+class MilestoneKindAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "allows_exceptions", "is_freeze", "ordering"]
+    list_editable = ["allows_exceptions", "is_freeze", "ordering"]
+    search_fields = ["slug", "name"]
+
+
+def _audit_rows_html(rows) -> str:
+    if not rows:
+        return "No audit rows."
+    return format_html(
+        "<table><tr><th>When (UTC)</th><th>Who</th><th>Action</th><th>Before</th><th>After</th></tr>{}</table>",
+        format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+            (
+                (
+                    tz.render_in_zone(row.at, "UTC"),
+                    row.actor_label,
+                    row.action,
+                    json.dumps(row.before, sort_keys=True) if row.before is not None else "",
+                    json.dumps(row.after, sort_keys=True) if row.after is not None else "",
+                )
+                for row in rows
+            ),
+        ),
+    )
+
+
+@admin.register(Milestone)
+class MilestoneAdmin(admin.ModelAdmin):
+    form = MilestoneForm
+    list_display = ["title", "release", "kind", "when", "zone", "sequence", "cancelled"]
+    list_filter = ["release", "kind", "cancelled"]
+    search_fields = ["title", "release__slug"]
+    list_select_related = ["release", "kind"]
+    readonly_fields = ["when", "sequence", "history"]
+    actions = ["cancel_selected"]
+    fields = [
+        "release",
+        "kind",
+        "title",
+        "at",
+        "on_date",
+        "ends_at",
+        "ends_on",
+        "zone",
+        "when",
+        "description",
+        "link",
+        "cancelled",
+        "sequence",
+        "history",
+    ]
+
+    def get_fields(self, request, obj=None):
+        if obj is not None:
+            return [f if f != "release" else "release_shown" for f in self.fields]
+        return [f for f in self.fields if f not in {"history", "sequence", "when"}]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*self.readonly_fields, "release_shown"]
+
+    @admin.display(description="Release")
+    def release_shown(self, obj: Milestone) -> str:
+        return str(obj.release)
+
+    @admin.display(description="When (native zone, UTC)")
+    def when(self, obj: Milestone) -> str:
+        return _milestone_when(obj)
+
+    @admin.display(description="History")
+    def history(self, obj: Milestone) -> str:
+        rows = AuditLog.objects.filter(object_type="releasecal.milestone", object_id=str(obj.pk)).order_by("at", "id")
+        return _audit_rows_html(list(rows))
+
+    def save_model(self, request, obj, form, change):
+        milestone_save(milestone=obj, actor=request.user)
+
+    def has_delete_permission(self, request, obj=None):
+        # A removed milestone must stay in feeds as CANCELLED: only superusers really delete.
+        return request.user.is_superuser
+
+    def delete_model(self, request, obj):
+        milestone_delete(milestone=obj, actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for milestone in queryset:
+            milestone_delete(milestone=milestone, actor=request.user)
+
+    @admin.action(description="Cancel selected milestones (kept as CANCELLED in feeds)", permissions=["change"])
+    def cancel_selected(self, request, queryset):
+        count = 0
+        for milestone in queryset.filter(cancelled=False):
+            milestone_cancel(milestone=milestone, actor=request.user)
+            count += 1
+        self.message_user(request, f"Cancelled {count} milestone(s).", messages.SUCCESS)
+
+
+class EnhancementOwnerInline(admin.TabularInline):
+    model = EnhancementOwner
+    extra = 1
+    fields = ["github", "email", "slack_id", "user"]
+    raw_id_fields = ["user"]
+
+
+class TrackingInline(admin.TabularInline):
+    model = Tracking
+    extra = 0
+    fields = ["release", "stage", "status", "pr_urls", "updated_at"]
+    readonly_fields = ["updated_at"]
+    show_change_link = True
+
+
+@admin.register(Enhancement)
+class EnhancementAdmin(admin.ModelAdmin):
+    list_display = ["number", "title", "owning_sig", "issue_url"]
+    list_filter = ["owning_sig"]
+    search_fields = ["number__exact", "title", "owning_sig", "owners__github"]
+    inlines = [EnhancementOwnerInline, TrackingInline]
+
+
+class SigFilter(admin.SimpleListFilter):
+    title = "SIG"
+    parameter_name = "sig"
+    field = "enhancement__owning_sig"
+
+    def lookups(self, request, model_admin):
+        sigs = Enhancement.objects.order_by("owning_sig").values_list("owning_sig", flat=True).distinct()
+        return [(sig, sig) for sig in sigs]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(**{self.field: self.value()})
+        return queryset
+
+
+@admin.register(Tracking)
+class TrackingAdmin(admin.ModelAdmin):
+    list_display = ["enhancement", "release", "stage", "status", "sig", "updated_at"]
+    list_filter = ["release", "stage", "status", SigFilter]
+    search_fields = ["enhancement__number__exact", "enhancement__title"]
+    list_select_related = ["enhancement", "release"]
+    autocomplete_fields = ["enhancement"]
+
+    @admin.display(description="SIG", ordering="enhancement__owning_sig")
+    def sig(self, obj: Tracking) -> str:
+        return obj.enhancement.owning_sig
+
+
+@admin.register(AuditLog)
+class AuditLogAdmin(admin.ModelAdmin):
+    """Read-only for everyone, superusers included: the rows are the record."""
+
+    list_display = ["when", "actor_label", "action", "object_type", "object_id", "object_label"]
+    list_filter = ["action", "object_type"]
+    search_fields = ["object_label", "actor_label", "object_id", "action"]
+    fields = ["when", "actor_label", "actor", "action", "object_type", "object_id", "object_label", "before_json"]
+    readonly_fields = fields
+    list_per_page = 100
+
+    @admin.display(description="When (UTC)", ordering="at")
+    def when(self, obj: AuditLog) -> str:
+        return tz.render_in_zone(obj.at, "UTC")
+
+    @admin.display(description="Before → after")
+    def before_json(self, obj: AuditLog) -> str:
+        return format_html(
+            "<pre>{}</pre><p>→</p><pre>{}</pre>",
+            json.dumps(obj.before, indent=2, sort_keys=True),
+            json.dumps(obj.after, indent=2, sort_keys=True),
+        )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
