@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "releasecal",
     "exceptions",
+    "reminders",
     "slack_integration",
 ]
 
@@ -187,6 +188,57 @@ SLACK_BOT_TOKEN = os.environ.get("SLACK_BOT_TOKEN", "")
 SLACK_API_URL = os.environ.get("SLACK_API_URL", "https://slack.com/api/")
 # Where new exception requests are posted with Approve / Reject buttons (a channel id).
 SLACK_RELEASE_TEAM_CHANNEL = os.environ.get("SLACK_RELEASE_TEAM_CHANNEL", "")
+
+# Celery. Production: Redis (CELERY_BROKER_URL, else REDIS_URL). The embedded default
+# needs nothing installed: kombu's file-system transport under var/celery/.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _celery_dir = VAR_DIR / "celery"
+    for _sub in ("queue", "processed"):
+        (_celery_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_celery_dir / "queue"),
+        "data_folder_out": str(_celery_dir / "queue"),
+        "processed_folder": str(_celery_dir / "processed"),
+        "store_processed": False,
+    }
+else:
+    # Longer than any task may run (time limits below): a message unacknowledged this
+    # long is redelivered. Nothing is scheduled with an ETA, so none outlives it.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_TASK_SOFT_TIME_LIMIT = 240
+CELERY_TASK_TIME_LIMIT = 300
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# One entry: every minute, find due deliveries and queue one send task per delivery.
+CELERY_BEAT_SCHEDULE = {
+    "reminders-sweep": {"task": "reminders.sweep", "schedule": 60.0, "options": {"expires": 55}},
+}
+
+# Reminders (see docs/reminders.md).
+REMINDERS_GRACE_MINUTES = int(os.environ.get("REMINDERS_GRACE_MINUTES", "30"))
+REMINDERS_LEASE_SECONDS = int(os.environ.get("REMINDERS_LEASE_SECONDS", "300"))
+REMINDERS_SEND_TIME_LIMIT = max(2, int(REMINDERS_LEASE_SECONDS * 0.8))
+REMINDERS_SEND_SOFT_TIME_LIMIT = max(1, int(REMINDERS_LEASE_SECONDS * 0.6))
+REMINDERS_REQUEUE_SECONDS = int(os.environ.get("REMINDERS_REQUEUE_SECONDS", "300"))
+REMINDERS_MAX_ATTEMPTS = int(os.environ.get("REMINDERS_MAX_ATTEMPTS", "6"))
+REMINDERS_RETRY_BASE_SECONDS = float(os.environ.get("REMINDERS_RETRY_BASE_SECONDS", "60"))
+REMINDERS_RETRY_MAX_SECONDS = float(os.environ.get("REMINDERS_RETRY_MAX_SECONDS", "3600"))
+REMINDERS_HTTP_TIMEOUT = float(os.environ.get("REMINDERS_HTTP_TIMEOUT", "10"))
+REMINDERS_HTTP_TRIES = int(os.environ.get("REMINDERS_HTTP_TRIES", "3"))
+REMINDERS_HTTP_BACKOFF_BASE = float(os.environ.get("REMINDERS_HTTP_BACKOFF_BASE", "0.5"))
+REMINDERS_HTTP_BACKOFF_MAX = float(os.environ.get("REMINDERS_HTTP_BACKOFF_MAX", "8"))
+REMINDERS_RELEASE_TEAM_EMAIL = os.environ.get("REMINDERS_RELEASE_TEAM_EMAIL", "release-team@example.com")
+REMINDERS_RELEASE_TEAM_SLACK_CHANNEL = os.environ.get("REMINDERS_RELEASE_TEAM_SLACK_CHANNEL", "release-team")
+EXCEPTION_NUDGE_AFTER_HOURS = float(os.environ.get("EXCEPTION_NUDGE_AFTER_HOURS", "24"))
 
 LOGGING = {
     "version": 1,

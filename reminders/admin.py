@@ -1,0 +1,115 @@
+"""Admin: rules are edited here; the ledger is read here and retried from here.
+
+Actions only parse input and call services.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db import transaction
+
+from releasecal import tz
+from reminders import services
+from reminders.models import Channel, Delivery, ReminderRule
+
+
+@admin.register(Channel)
+class ChannelAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "failing", "failing_since", "short_error"]
+    list_filter = ["kind", "failing"]
+    readonly_fields = ["failing", "failing_since", "last_error", "created_at", "updated_at"]
+    actions = ["clear_failing"]
+
+    @admin.display(description="Last error")
+    def short_error(self, obj: Channel) -> str:
+        return obj.last_error[:120]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and obj.failing:
+            # A saved (presumably fixed) configuration gets another chance.
+            services.channel_clear_failing(channel=obj)
+            messages.info(request, f"{obj.name} is no longer marked failing; retry its failed deliveries.")
+
+    @admin.action(description="Clear the failing flag")
+    def clear_failing(self, request, queryset):
+        for channel in queryset:
+            services.channel_clear_failing(channel=channel)
+        self.message_user(request, f"{queryset.count()} channel(s) cleared.")
+
+
+@admin.register(ReminderRule)
+class ReminderRuleAdmin(admin.ModelAdmin):
+    list_display = ["name", "applies_to", "offsets", "channel", "release", "active"]
+    list_filter = ["applies_to", "active", "channel"]
+    filter_horizontal = ["kinds"]
+    search_fields = ["name"]
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        # The kinds (many-to-many) are saved only now: re-sync after them.
+        transaction.on_commit(services.deliveries_sync_all)
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        transaction.on_commit(services.deliveries_sync_all)
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        transaction.on_commit(services.deliveries_sync_all)
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "state",
+        "due",
+        "offset",
+        "deadline",
+        "channel",
+        "recipient",
+        "attempts",
+        "sent",
+        "short_error",
+    ]
+    list_filter = ["state", "channel", "milestone__release", "milestone__kind"]
+    search_fields = ["recipient", "milestone__title", "last_error", "reason"]
+    list_select_related = ["channel", "milestone", "milestone__release", "request", "request__enhancement"]
+    date_hierarchy = "due_at"
+    actions = ["retry"]
+    readonly_fields = [f.name for f in Delivery._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="Due", ordering="due_at")
+    def due(self, obj: Delivery) -> str:
+        return tz.render(obj.due_at, obj.deadline_zone or "UTC")
+
+    @admin.display(description="Sent", ordering="sent_at")
+    def sent(self, obj: Delivery) -> str:
+        return tz.render_in_zone(obj.sent_at, "UTC") if obj.sent_at else ""
+
+    @admin.display(description="Deadline")
+    def deadline(self, obj: Delivery) -> str:
+        if obj.request_id:
+            return f"{obj.milestone.title}: exception #{obj.request_id} (KEP-{obj.request.enhancement.number})"
+        return f"{obj.milestone}"
+
+    @admin.display(description="Last error / reason")
+    def short_error(self, obj: Delivery) -> str:
+        return (obj.last_error or obj.reason)[:160]
+
+    @admin.action(description="Retry (send now; marked late if its time has passed)")
+    def retry(self, request, queryset):
+        retried = sum(services.delivery_retry(delivery=d) for d in queryset)
+        skipped = queryset.count() - retried
+        self.message_user(request, f"{retried} delivery(ies) queued again.")
+        if skipped:
+            self.message_user(
+                request, f"{skipped} not retried: only failed, missed or cancelled ones can be.", messages.WARNING
+            )

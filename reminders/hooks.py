@@ -1,0 +1,43 @@
+"""The ledger follows deadlines: registered with the schedule and exception services.
+
+Both hook lists run inside the caller's transaction, so a moved or cancelled deadline
+and its rescheduled or cancelled reminders commit (or roll back) together.
+"""
+
+from __future__ import annotations
+
+
+def on_milestone_changed(milestone) -> None:
+    from reminders.services import deliveries_sync_for_milestone
+
+    deliveries_sync_for_milestone(milestone=milestone)
+
+
+def on_request_event(event: str, request) -> None:
+    from reminders.services import (
+        deliveries_cancel_for_request,
+        deliveries_create_for_event,
+        deliveries_sync_for_request,
+    )
+
+    if event == "submitted":
+        deliveries_create_for_event(request=request, event="submitted")
+    elif event == "approved":
+        deliveries_cancel_for_request(request=request, reason="Decided before the nudge went out")
+        deliveries_sync_for_request(request=request)
+        deliveries_create_for_event(request=request, event="approved")
+    elif event == "rejected":
+        deliveries_cancel_for_request(request=request, reason=f"Request #{request.pk} was rejected")
+        deliveries_create_for_event(request=request, event="rejected")
+    elif event == "withdrawn":
+        deliveries_cancel_for_request(request=request, reason=f"Request #{request.pk} was withdrawn")
+
+
+def register() -> None:
+    from exceptions.services import request_event_hooks
+    from releasecal.services import milestone_changed_hooks
+
+    if on_milestone_changed not in milestone_changed_hooks:
+        milestone_changed_hooks.append(on_milestone_changed)
+    if on_request_event not in request_event_hooks:
+        request_event_hooks.append(on_request_event)

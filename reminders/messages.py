@@ -1,0 +1,198 @@
+"""Messages: built once, channel-neutral, then rendered per channel.
+
+``message_for_delivery`` turns a ledger row into a :class:`Message` (headline, the
+deadline sentence, body lines, a link); ``render_email`` and ``render_slack`` lay it
+out. Every instant is rendered by ``releasecal.tz``: native zone with UTC beside it,
+and AoE (``tz.render_with_aoe``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from releasecal import tz
+
+
+@dataclass(frozen=True)
+class Message:
+    headline: str
+    deadline_sentence: str = ""
+    lines: tuple[str, ...] = ()
+    link: str = ""
+    link_label: str = ""
+    footer: str = ""
+    late_note: str = ""
+    fields: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+def deadline_sentence(label: str, instant: dt.datetime, zone: str) -> str:
+    return f"{label}: {tz.render_with_aoe(instant, zone)}."
+
+
+def _site(path: str) -> str:
+    return f"{settings.SITE_URL}{path}"
+
+
+def _late_note(delivery, now: dt.datetime) -> str:
+    grace = dt.timedelta(minutes=settings.REMINDERS_GRACE_MINUTES)
+    if delivery.send_late or now - delivery.due_at > grace:
+        zone = delivery.deadline_zone or "UTC"
+        return f"Late: this message was due at {tz.render(delivery.due_at, zone)} and is sent only now."
+    return ""
+
+
+def message_for_delivery(delivery, *, now: dt.datetime | None = None) -> Message:
+    """The content of one ledger row, whatever channel sends it."""
+    from reminders.offsets import parse_offset
+
+    now = now or tz.utc_now()
+    footer = f"releasecal delivery #{delivery.pk}"
+    late = _late_note(delivery, now)
+    milestone = delivery.milestone
+    release = milestone.release
+    if delivery.offset.startswith("event:"):
+        return _event_message(delivery, delivery.offset.removeprefix("event:"), footer=footer, late=late, now=now)
+    offset = parse_offset(delivery.offset)
+    when = offset.phrase()
+    if delivery.request_id:
+        request = delivery.request
+        kep = request.enhancement
+        subject = f"KEP-{kep.number}'s exception for {milestone.title} ({release.name})"
+        headline = f"{subject} ends now" if when == "now" else f"{subject} ends {when}"
+        return Message(
+            headline=headline,
+            deadline_sentence=deadline_sentence("Extended deadline", delivery.deadline_at, delivery.deadline_zone),
+            lines=(
+                f"{kep.title} (SIG {kep.owning_sig}) was granted until then, instead of the freeze "
+                f"at {tz.render(milestone.deadline, milestone.zone)}. Merge before it ends.",
+            ),
+            link=kep.issue_url,
+            link_label=f"KEP-{kep.number}",
+            footer=footer,
+            late_note=late,
+        )
+    if when == "now":
+        headline = (
+            f"{milestone.title} is now in effect ({release.name})"
+            if milestone.kind.is_freeze
+            else f"{milestone.title} is now ({release.name})"
+        )
+    else:
+        headline = f"{milestone.title} {when} ({release.name})"
+    lines = [milestone.description] if milestone.description else []
+    return Message(
+        headline=headline,
+        deadline_sentence=deadline_sentence("Deadline", delivery.deadline_at, delivery.deadline_zone),
+        lines=tuple(lines),
+        link=milestone.link or _site(f"/releases/{release.slug}/"),
+        link_label=f"{release.name} schedule",
+        footer=footer,
+        late_note=late,
+    )
+
+
+def _event_message(delivery, event: str, *, footer: str, late: str, now: dt.datetime) -> Message:
+    request = delivery.request
+    milestone = request.milestone
+    kep = request.enhancement
+    zone = request.release.zone
+    link = _site(f"/admin/exceptions/exceptionrequest/{request.pk}/change/")
+    what = f"KEP-{kep.number} ({kep.title}, SIG {kep.owning_sig})"
+    freeze = deadline_sentence(f"{milestone.title}", milestone.deadline, milestone.zone)
+    if event == "submitted":
+        return Message(
+            headline=f"New exception request #{request.pk}: {what} asks for {request.days} more days",
+            deadline_sentence=freeze,
+            lines=(
+                f"Requested by {request.requester_label}, {tz.render(request.submitted_at, zone)}.",
+                *request.warnings,
+            ),
+            link=link,
+            link_label=f"Review request #{request.pk}",
+            footer=footer,
+            late_note=late,
+        )
+    if event == "nudge":
+        hours = int((now - request.submitted_at).total_seconds() // 3600)
+        return Message(
+            headline=f"Exception request #{request.pk} for {what} has waited {hours} hours for a decision",
+            deadline_sentence=freeze,
+            lines=(f"Filed by {request.requester_label}, {tz.render(request.submitted_at, zone)}.",),
+            link=link,
+            link_label=f"Decide request #{request.pk}",
+            footer=footer,
+            late_note=late,
+        )
+    decision = request.decision
+    by = decision.decided_by.get_username() if decision.decided_by_id else "the release team"
+    note = (f"Note: {decision.note}",) if decision.note else ()
+    if decision.outcome == "approved":
+        return Message(
+            headline=f"Exception request #{request.pk} for {what} was approved by {by}",
+            deadline_sentence=deadline_sentence(
+                f"New deadline for {milestone.title}", decision.granted_until, decision.granted_zone
+            ),
+            lines=note,
+            link=kep.issue_url or link,
+            link_label=f"KEP-{kep.number}",
+            footer=footer,
+            late_note=late,
+        )
+    return Message(
+        headline=f"Exception request #{request.pk} for {what} was rejected by {by}",
+        deadline_sentence=deadline_sentence(
+            f"The deadline stays {milestone.title}", milestone.deadline, milestone.zone
+        ),
+        lines=note,
+        link=kep.issue_url or link,
+        link_label=f"KEP-{kep.number}",
+        footer=footer,
+        late_note=late,
+    )
+
+
+# ------------------------------------------------------------------ renderers
+
+
+def render_email(message: Message) -> tuple[str, str]:
+    """(subject, plain-text body)."""
+    parts = []
+    if message.late_note:
+        parts.append(message.late_note)
+    parts.append(message.headline + ".")
+    if message.deadline_sentence:
+        parts.append(message.deadline_sentence)
+    parts.extend(line for line in message.lines if line)
+    if message.link:
+        parts.append(f"{message.link_label or 'Link'}: {message.link}")
+    if message.footer:
+        parts.append(f"-- \n{message.footer}")
+    return message.headline, "\n\n".join(parts) + "\n"
+
+
+def _mrkdwn(text: str) -> str:
+    """Slack's three escapes; everything else is literal text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_slack(message: Message) -> dict:
+    """Block Kit payload (with ``text`` as the notification fallback)."""
+    blocks: list[dict] = []
+    if message.late_note:
+        blocks.append(
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": f":warning: {_mrkdwn(message.late_note)}"}]}
+        )
+    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"*{_mrkdwn(message.headline)}*"}})
+    body = [message.deadline_sentence, *message.lines]
+    body = [_mrkdwn(line) for line in body if line]
+    if message.link:
+        body.append(f"<{message.link}|{_mrkdwn(message.link_label or message.link)}>")
+    if body:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(body)}})
+    if message.footer:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _mrkdwn(message.footer)}]})
+    fallback = message.headline + (f" — {message.deadline_sentence}" if message.deadline_sentence else "")
+    return {"text": fallback, "blocks": blocks}

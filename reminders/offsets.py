@@ -1,0 +1,111 @@
+"""Reminder offsets: "14d", "2h", "0", and "1d@09:00" (09:00 local the day before).
+
+Relative offsets are subtracted on the UTC timeline, so "1d before" a deadline is
+exactly 24 hours before it, across a DST change too. A wall-clock offset ("@HH:MM") is
+computed in the deadline's own zone: take the deadline's local date, go back N days,
+and read HH:MM there. Such a wall time can fall in a DST gap (it never happens that
+day; we use the instant the clocks jump to, the way a person's alarm rings) or fold
+(it happens twice; we use the first).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from releasecal import tz
+
+_RELATIVE = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?$")
+_WALL = re.compile(r"^(?P<d>\d+)d@(?P<hh>\d{1,2}):(?P<mm>\d{2})$")
+
+
+@dataclass(frozen=True)
+class Offset:
+    spec: str
+    before: dt.timedelta | None = None  # relative offsets
+    days_before: int = 0  # wall-clock offsets
+    wall: dt.time | None = None
+
+    @property
+    def is_zero(self) -> bool:
+        return self.before == dt.timedelta(0)
+
+    def due(self, deadline: dt.datetime, zone: str) -> dt.datetime:
+        if self.before is not None:
+            return tz.to_utc(deadline) - self.before
+        day = tz.local_date(deadline, zone) - dt.timedelta(days=self.days_before)
+        return wall_time_lenient(dt.datetime.combine(day, self.wall), zone)
+
+    def phrase(self) -> str:
+        """How far ahead, for the message: "in 3 days", "tomorrow", "now"."""
+        if self.before is None:
+            return {0: "today", 1: "tomorrow"}.get(self.days_before, f"in {self.days_before} days")
+        seconds = int(self.before.total_seconds())
+        if seconds == 0:
+            return "now"
+        days, rem = divmod(seconds, 86400)
+        hours, rem = divmod(rem, 3600)
+        minutes = rem // 60
+        parts = []
+        if days:
+            parts.append(f"{days} day{'s' if days != 1 else ''}")
+        if hours:
+            parts.append(f"{hours} hour{'s' if hours != 1 else ''}")
+        if minutes:
+            parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
+        return "in " + " ".join(parts)
+
+
+def wall_time_lenient(wall: dt.datetime, zone: str) -> dt.datetime:
+    """A wall time in ``zone`` as a UTC instant, never refusing: a time in a gap maps
+    to the first instant after the gap, one in a fold to its first occurrence."""
+    try:
+        return tz.localize(wall, zone)
+    except tz.AmbiguousTime:
+        return wall.replace(tzinfo=tz.get_zone(zone), fold=0).astimezone(tz.UTC)
+    except tz.NonExistentTime:
+        # PEP 495: in a gap, fold=1 reads the wall time with the offset after the
+        # transition, which lands before the gap; the transition itself is the instant
+        # the clocks jump to, reached by walking forward minute by minute (gaps are
+        # at most a few hours).
+        instant = wall.replace(tzinfo=tz.get_zone(zone), fold=1).astimezone(tz.UTC)
+        instant = instant.replace(second=0, microsecond=0)
+        while tz.to_zone(instant, zone).replace(tzinfo=None) < wall:
+            probe = instant + dt.timedelta(minutes=1)
+            if tz.to_zone(probe, zone).replace(tzinfo=None) >= wall:
+                return probe
+            instant = probe
+        return instant
+
+
+def parse_offset(spec: str) -> Offset:
+    text = spec.strip().lower().replace(" ", "")
+    if text in {"0", "0d", "0h", "0m"}:
+        return Offset(spec="0", before=dt.timedelta(0))
+    match = _WALL.match(text)
+    if match:
+        hh, mm = int(match["hh"]), int(match["mm"])
+        if hh > 23 or mm > 59:
+            raise ValueError(f"{spec!r}: {hh:02d}:{mm:02d} is not a time of day.")
+        return Offset(spec=f"{int(match['d'])}d@{hh:02d}:{mm:02d}", days_before=int(match["d"]), wall=dt.time(hh, mm))
+    match = _RELATIVE.match(text)
+    if not text or not match or not any(match.groupdict().values()):
+        raise ValueError(
+            f"{spec!r} is not an offset. Use e.g. 14d, 10d, 3d, 1d, 2h, 30m, 1d12h, 0, or 1d@09:00 "
+            "(09:00 local time the day before)."
+        )
+    before = dt.timedelta(days=int(match["d"] or 0), hours=int(match["h"] or 0), minutes=int(match["m"] or 0))
+    if before > dt.timedelta(days=365):
+        raise ValueError(f"{spec!r}: an offset is at most a year.")
+    canonical = "".join(f"{match[k]}{k}" for k in ("d", "h", "m") if match[k] and int(match[k]))
+    return Offset(spec=canonical or "0", before=before)
+
+
+def parse_offsets(text: str) -> list[Offset]:
+    seen: dict[str, Offset] = {}
+    for part in (text or "").replace(";", ",").split(","):
+        if part.strip():
+            offset = parse_offset(part)
+            seen.setdefault(offset.spec, offset)
+    return list(seen.values())

@@ -1,0 +1,538 @@
+"""Writes to the reminder ledger: materialise, claim, send, retry, sweep.
+
+The ledger is the single source of truth. Rows are created (``deliveries_sync_*``)
+when rules, milestones or decisions change; the minute sweep queues the due ones; a
+send task claims its row with one conditional UPDATE and proceeds only if it changed
+exactly one row. See docs/reminders.md for the exactly-once argument.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+
+from exceptions.models import ExceptionRequest
+from releasecal import tz
+from releasecal.models import EnhancementOwner, Milestone, MilestoneKind, Tracking
+from reminders.channels import TransportError, backoff_delay, sender_for
+from reminders.messages import message_for_delivery
+from reminders.models import Channel, Delivery, ReminderRule
+from reminders.offsets import parse_offsets
+
+log = logging.getLogger(__name__)
+
+State = Delivery.State
+Rule = ReminderRule.AppliesTo
+
+TRACKED_STATUSES = (
+    Tracking.Status.TRACKED,
+    Tracking.Status.AT_RISK,
+    Tracking.Status.EXCEPTION_PENDING,
+    Tracking.Status.EXCEPTION_APPROVED,
+)
+EVENT_RULES = {
+    "submitted": Rule.REQUEST_SUBMITTED,
+    "approved": Rule.REQUEST_DECIDED,
+    "rejected": Rule.REQUEST_DECIDED,
+    "nudge": Rule.REQUEST_NUDGE,
+}
+
+
+def _grace() -> dt.timedelta:
+    return dt.timedelta(minutes=settings.REMINDERS_GRACE_MINUTES)
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    rule: ReminderRule
+    channel_id: int
+    offset: str
+    recipient: str
+    due_at: dt.datetime
+    deadline_at: dt.datetime
+    zone: str
+
+
+# ------------------------------------------------------------------ materialise
+
+
+def _rules(applies_to: str, *, release_id: int, kind_id: int) -> list[ReminderRule]:
+    rules = (
+        ReminderRule.objects.filter(applies_to=applies_to, active=True)
+        .filter(Q(release__isnull=True) | Q(release_id=release_id))
+        .select_related("channel")
+        .prefetch_related("kinds")
+    )
+    result = []
+    for rule in rules:
+        kinds = {k.pk for k in rule.kinds.all()}
+        # Milestone rules cover the kinds they name; an extension or event rule with
+        # no kinds covers every kind.
+        if kind_id in kinds or (not kinds and applies_to != Rule.MILESTONES):
+            result.append(rule)
+    return result
+
+
+def _release_owners(milestone: Milestone) -> list[EnhancementOwner]:
+    return list(
+        EnhancementOwner.objects.filter(
+            enhancement__tracking__release_id=milestone.release_id, enhancement__tracking__status__in=TRACKED_STATUSES
+        ).order_by("pk")
+    )
+
+
+def _wanted(rules: Iterable[ReminderRule], *, deadline: dt.datetime, zone: str, owners) -> list[_Wanted]:
+    wanted = []
+    for rule in rules:
+        recipients = sender_for(rule.channel).recipients(owners=owners() if callable(owners) else owners)
+        for offset in parse_offsets(rule.offsets):
+            due = offset.due(deadline, zone)
+            for recipient in recipients:
+                wanted.append(_Wanted(rule, rule.channel_id, offset.spec, recipient, due, deadline, zone))
+    return wanted
+
+
+def _apply(
+    existing: Iterable[Delivery], wanted: list[_Wanted], *, scope: dict, now: dt.datetime, why_gone: str
+) -> None:
+    """Make the open rows of one deadline match ``wanted``.
+
+    Open rows (pending, missed, cancelled: nothing sent) are rescheduled, re-armed or
+    cancelled; rows being sent or already sent or failed are history and stay as they
+    are. A row whose time has passed by more than the grace period becomes ``missed``.
+    """
+    grace = _grace()
+    by_key = {(d.offset, d.channel_id, d.recipient): d for d in existing}
+    seen = set()
+    to_create = []
+    for want in wanted:
+        key = (want.offset, want.channel_id, want.recipient)
+        if key in seen:
+            continue  # two rules asking for the same reminder: one row
+        seen.add(key)
+        row = by_key.get(key)
+        late = want.due_at < now - grace
+        if row is None:
+            if want.deadline_at < now - grace:
+                continue  # a deadline long past: nothing to remind of
+            to_create.append(
+                Delivery(
+                    **scope,
+                    rule=want.rule,
+                    channel_id=want.channel_id,
+                    offset=want.offset,
+                    recipient=want.recipient,
+                    due_at=want.due_at,
+                    deadline_at=want.deadline_at,
+                    deadline_zone=want.zone,
+                    state=State.MISSED if late else State.PENDING,
+                    reason=_missed_reason(want.due_at) if late else "",
+                )
+            )
+            continue
+        if row.state not in Delivery.OPEN_STATES:
+            continue
+        retrying = row.state == State.PENDING and (row.attempts > 0 or row.send_late)
+        if late and not retrying:
+            state, reason = State.MISSED, _missed_reason(want.due_at)
+        else:
+            state, reason = State.PENDING, ""
+        changes = {
+            "due_at": want.due_at,
+            "deadline_at": want.deadline_at,
+            "deadline_zone": want.zone,
+            "state": state,
+            "reason": reason,
+            "rule_id": want.rule.pk,
+        }
+        if any(getattr(row, name) != value for name, value in changes.items()):
+            if row.due_at != want.due_at:
+                changes["queued_at"] = None
+            Delivery.objects.filter(pk=row.pk, state__in=Delivery.OPEN_STATES).update(**changes, updated_at=now)
+    gone = [d.pk for key, d in by_key.items() if key not in seen and d.state in (State.PENDING, State.MISSED)]
+    if gone:
+        Delivery.objects.filter(pk__in=gone, state__in=(State.PENDING, State.MISSED)).update(
+            state=State.CANCELLED, reason=why_gone, updated_at=now
+        )
+    if to_create:
+        Delivery.objects.bulk_create(to_create, ignore_conflicts=True)
+
+
+def _missed_reason(due_at: dt.datetime) -> str:
+    return (
+        f"Its time ({tz.isoformat_utc(due_at)}) passed more than {settings.REMINDERS_GRACE_MINUTES} min before it "
+        "could be sent; not sent late. Retry it to send it with a late note."
+    )
+
+
+@transaction.atomic
+def deliveries_sync_for_milestone(*, milestone: Milestone, now: dt.datetime | None = None) -> None:
+    """Create, reschedule or cancel the reminders of one milestone's own deadline."""
+    now = now or tz.utc_now()
+    existing = list(
+        Delivery.objects.select_for_update()
+        .filter(milestone=milestone, request__isnull=True)
+        .exclude(offset__startswith="event:")
+    )
+    wanted: list[_Wanted] = []
+    if not milestone.cancelled:
+        rules = _rules(Rule.MILESTONES, release_id=milestone.release_id, kind_id=milestone.kind_id)
+        wanted = _wanted(
+            rules, deadline=milestone.deadline, zone=milestone.zone, owners=lambda: _release_owners(milestone)
+        )
+    why = f"{milestone.title} was cancelled" if milestone.cancelled else "No active rule asks for it any more"
+    _apply(existing, wanted, scope={"milestone": milestone, "request": None}, now=now, why_gone=why)
+
+
+@transaction.atomic
+def deliveries_sync_for_request(*, request: ExceptionRequest, now: dt.datetime | None = None) -> None:
+    """Reminders of a granted extension (approved request); cancels them otherwise."""
+    now = now or tz.utc_now()
+    existing = list(Delivery.objects.select_for_update().filter(request=request).exclude(offset__startswith="event:"))
+    wanted: list[_Wanted] = []
+    decision = getattr(request, "decision", None) if request.state == ExceptionRequest.State.APPROVED else None
+    if decision is not None and decision.granted_until:
+        rules = _rules(Rule.EXTENSIONS, release_id=request.release_id, kind_id=request.milestone.kind_id)
+        wanted = _wanted(
+            rules,
+            deadline=decision.granted_until,
+            zone=decision.granted_zone or request.release.zone,
+            owners=lambda: list(request.enhancement.owners.order_by("pk")),
+        )
+    _apply(
+        existing,
+        wanted,
+        scope={"milestone_id": request.milestone_id, "request": request},
+        now=now,
+        why_gone=f"Request #{request.pk} is {request.state}",
+    )
+
+
+def deliveries_cancel_for_request(*, request: ExceptionRequest, reason: str, now: dt.datetime | None = None) -> int:
+    """Cancel a request's pending extension reminders and nudges (not its decision notice)."""
+    now = now or tz.utc_now()
+    return (
+        Delivery.objects.filter(request=request, state__in=(State.PENDING, State.MISSED))
+        .filter(~Q(offset__startswith="event:") | Q(offset="event:nudge"))
+        .update(state=State.CANCELLED, reason=reason[:300], updated_at=now)
+    )
+
+
+def deliveries_sync_all(*, now: dt.datetime | None = None) -> None:
+    """Re-sync every deadline that can still be reminded of (after a rule changed)."""
+    now = now or tz.utc_now()
+    horizon = now - _grace()
+    for milestone in Milestone.objects.select_related("release", "kind"):
+        if milestone.deadline >= horizon or milestone.deliveries.filter(state=State.PENDING).exists():
+            deliveries_sync_for_milestone(milestone=milestone, now=now)
+    for request in ExceptionRequest.objects.filter(
+        state=ExceptionRequest.State.APPROVED, decision__granted_until__gte=horizon
+    ):
+        deliveries_sync_for_request(request=request, now=now)
+
+
+def deliveries_create_for_event(
+    *, request: ExceptionRequest, event: str, now: dt.datetime | None = None, enqueue_on_commit: bool = True
+) -> list[int]:
+    """One notification per event-rule recipient, due now, at most once per request.
+
+    The unique constraint makes it once: a second call (two sweeps nudging at once, a
+    replayed hook) finds the row and creates nothing.
+    """
+    now = now or tz.utc_now()
+    rules = _rules(EVENT_RULES[event], release_id=request.release_id, kind_id=request.milestone.kind_id)
+    created = []
+    requester_email = ""
+    if event in ("approved", "rejected") and request.requester_id and request.requester.email:
+        requester_email = request.requester.email
+    for rule in rules:
+        owners = list(request.enhancement.owners.order_by("pk")) if rule.channel.kind == Channel.Kind.KEP_OWNERS else []
+        for recipient in sender_for(rule.channel).recipients(
+            owners=owners, requester_email=requester_email if rule.channel.kind == Channel.Kind.KEP_OWNERS else ""
+        ):
+            try:
+                with transaction.atomic():
+                    row, was_created = Delivery.objects.get_or_create(
+                        request=request,
+                        offset=f"event:{event}",
+                        channel=rule.channel,
+                        recipient=recipient,
+                        defaults={
+                            "rule": rule,
+                            "milestone_id": request.milestone_id,
+                            "due_at": now,
+                            "deadline_zone": request.release.zone,
+                        },
+                    )
+            except IntegrityError:
+                continue  # created concurrently by someone else: theirs is the one
+            if was_created:
+                created.append(row.pk)
+    if enqueue_on_commit and created:
+        transaction.on_commit(lambda: _enqueue_all(created), robust=True)
+    return created
+
+
+# ------------------------------------------------------------------------- send
+
+
+def delivery_claim(*, delivery_id: int, now: dt.datetime) -> bool:
+    """Take the row for sending: true for exactly one caller, however many try."""
+    changed = (
+        Delivery.objects.filter(pk=delivery_id, state=State.PENDING, due_at__lte=now)
+        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        .update(state=State.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
+    )
+    return changed == 1
+
+
+def delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str:
+    """Claim, send and record one delivery. Returns what happened (for logs and tests)."""
+    injected = now is not None
+    now = now or tz.utc_now()
+    if not delivery_claim(delivery_id=delivery_id, now=now):
+        return "not-claimed"
+    delivery = Delivery.objects.select_related(
+        "channel", "milestone__release", "milestone__kind", "request__enhancement", "request__release"
+    ).get(pk=delivery_id)
+    mine = Delivery.objects.filter(pk=delivery_id, state=State.SENDING, claimed_at=now)
+    channel = delivery.channel
+    if channel.failing:
+        mine.update(
+            state=State.FAILED,
+            last_error=f"Channel {channel.name} is failing: {channel.last_error}. Fix and save it, then retry."[:2000],
+            updated_at=now,
+        )
+        return "failed"
+    try:
+        message = message_for_delivery(delivery, now=now)
+        sender_for(channel).send(message, delivery.recipient)
+    except TransportError as exc:
+        return _record_failure(delivery, exc, mine=mine, now=now)
+    except Exception as exc:  # a bug or a soft time limit: retried up to the bound, visible in the admin
+        log.exception("delivery %s: unexpected error", delivery_id)
+        return _record_failure(delivery, TransportError(f"{exc.__class__.__name__}: {exc}"), mine=mine, now=now)
+    mine.update(
+        state=State.SENT,
+        sent_at=now if injected else tz.utc_now(),
+        last_error="",
+        next_attempt_at=None,
+        updated_at=now,
+    )
+    return "sent"
+
+
+def _record_failure(delivery: Delivery, exc: TransportError, *, mine, now: dt.datetime) -> str:
+    error = str(exc)[:2000]
+    if exc.disable_channel:
+        channel_mark_failing(channel=delivery.channel, error=error, now=now)
+    if exc.permanent or delivery.attempts >= settings.REMINDERS_MAX_ATTEMPTS:
+        prefix = "" if exc.permanent else f"Gave up after {delivery.attempts} attempts: "
+        mine.update(state=State.FAILED, last_error=(prefix + error)[:2000], next_attempt_at=None, updated_at=now)
+        return "failed"
+    delay = backoff_delay(
+        delivery.attempts - 1,
+        base=settings.REMINDERS_RETRY_BASE_SECONDS,
+        cap=settings.REMINDERS_RETRY_MAX_SECONDS,
+        retry_after=exc.retry_after,
+    )
+    mine.update(
+        state=State.PENDING,
+        last_error=error,
+        next_attempt_at=now + dt.timedelta(seconds=delay),
+        queued_at=None,
+        updated_at=now,
+    )
+    return "retry"
+
+
+def channel_mark_failing(*, channel: Channel, error: str, now: dt.datetime | None = None) -> None:
+    now = now or tz.utc_now()
+    Channel.objects.filter(pk=channel.pk, failing=False).update(failing=True, failing_since=now)
+    Channel.objects.filter(pk=channel.pk).update(last_error=error[:2000], updated_at=now)
+
+
+def channel_clear_failing(*, channel: Channel) -> None:
+    Channel.objects.filter(pk=channel.pk).update(failing=False, failing_since=None, updated_at=tz.utc_now())
+
+
+def delivery_retry(*, delivery: Delivery, now: dt.datetime | None = None) -> bool:
+    """The admin's retry: a failed, missed or cancelled row goes back to pending now.
+
+    A row whose time has passed is sent with a "late" note, never silently late.
+    """
+    now = now or tz.utc_now()
+    delivery.refresh_from_db(fields=["due_at"])
+    changed = Delivery.objects.filter(pk=delivery.pk, state__in=(State.FAILED, State.MISSED, State.CANCELLED)).update(
+        state=State.PENDING,
+        next_attempt_at=None,
+        queued_at=None,
+        send_late=delivery.due_at < now - _grace(),
+        reason="",
+        updated_at=now,
+    )
+    if changed:
+        transaction.on_commit(lambda: _enqueue_all([delivery.pk]), robust=True)
+    return changed == 1
+
+
+# ------------------------------------------------------------------------ sweep
+
+
+@dataclass
+class SweepResult:
+    reclaimed: int = 0
+    missed: int = 0
+    gave_up: int = 0
+    nudged: int = 0
+    queued: list[int] = field(default_factory=list)
+    enqueue_failed: int = 0
+
+
+def _enqueue_all(ids: list[int]) -> None:
+    from reminders.tasks import delivery_send_task
+
+    for delivery_id in ids:
+        delivery_send_task.delay(delivery_id)
+
+
+def deliveries_sweep(
+    *, now: dt.datetime | None = None, enqueue: Callable[[int], object] | None = None, limit: int | None = None
+) -> SweepResult:
+    """The minute sweep. Safe to run twice at once and as often as you like.
+
+    1. Rows stuck in ``sending`` past the lease (a worker died mid-send) go back to
+       pending, or to failed once attempts are used up.
+    2. Pending rows more than the grace period past due, never attempted, become
+       ``missed`` (not sent late silently).
+    3. Requests pending too long get their one nudge.
+    4. Due pending rows are marked queued and one send task per row is queued. A row
+       queued less than ``REMINDERS_REQUEUE_SECONDS`` ago is not queued again: a lost
+       broker message costs at most that long.
+    """
+    now = now or tz.utc_now()
+    result = SweepResult()
+    lease = dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
+    stuck = Delivery.objects.filter(state=State.SENDING, claimed_at__lt=now - lease)
+    result.gave_up = stuck.filter(attempts__gte=settings.REMINDERS_MAX_ATTEMPTS).update(
+        state=State.FAILED,
+        last_error=f"Gave up: the sending worker was lost {settings.REMINDERS_MAX_ATTEMPTS} times",
+        updated_at=now,
+    )
+    result.reclaimed = stuck.update(
+        state=State.PENDING,
+        next_attempt_at=None,
+        queued_at=None,
+        last_error="Lease expired while sending (worker lost?); reclaimed. It may have been sent once already.",
+        updated_at=now,
+    )
+    result.missed = Delivery.objects.filter(
+        state=State.PENDING, attempts=0, send_late=False, due_at__lt=now - _grace()
+    ).update(state=State.MISSED, reason=_missed_reason_generic(), updated_at=now)
+    result.nudged = _nudge(now)
+    requeue = dt.timedelta(seconds=settings.REMINDERS_REQUEUE_SECONDS)
+    with transaction.atomic():
+        due = (
+            Delivery.objects.select_for_update(skip_locked=True)
+            .filter(state=State.PENDING, due_at__lte=now)
+            .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+            .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - requeue))
+            .order_by("due_at", "pk")
+            .values_list("pk", flat=True)
+        )
+        ids = list(due[:limit] if limit else due)
+        for start in range(0, len(ids), 1000):
+            Delivery.objects.filter(pk__in=ids[start : start + 1000]).update(queued_at=now)
+    enqueue = enqueue or _enqueue_one
+    failed = []
+    for delivery_id in ids:
+        try:
+            enqueue(delivery_id)
+        except Exception:  # broker down: the row is queued again by a later sweep
+            log.warning("could not queue delivery %s", delivery_id, exc_info=True)
+            failed.append(delivery_id)
+    if failed:
+        Delivery.objects.filter(pk__in=failed, state=State.PENDING).update(queued_at=None)
+    result.queued = [i for i in ids if i not in set(failed)]
+    result.enqueue_failed = len(failed)
+    return result
+
+
+def _enqueue_one(delivery_id: int) -> None:
+    from reminders.tasks import delivery_send_task
+
+    delivery_send_task.delay(delivery_id)
+
+
+def _missed_reason_generic() -> str:
+    return (
+        f"Not sent within {settings.REMINDERS_GRACE_MINUTES} min of its time (no worker ran it); not sent late. "
+        "Retry it to send it with a late note."
+    )
+
+
+def _nudge(now: dt.datetime) -> int:
+    if not ReminderRule.objects.filter(applies_to=Rule.REQUEST_NUDGE, active=True).exists():
+        return 0
+    waited = now - dt.timedelta(hours=settings.EXCEPTION_NUDGE_AFTER_HOURS)
+    waiting = (
+        ExceptionRequest.objects.filter(state=ExceptionRequest.State.PENDING, submitted_at__lte=waited)
+        .exclude(deliveries__offset="event:nudge")
+        .select_related("release", "milestone", "enhancement")
+    )
+    count = 0
+    for request in waiting:
+        count += len(deliveries_create_for_event(request=request, event="nudge", now=now, enqueue_on_commit=False))
+    return count
+
+
+# ------------------------------------------------------------------------ seeds
+
+
+def reminder_rules_seed_defaults(*, now: dt.datetime | None = None) -> list[ReminderRule]:
+    """The Kubernetes release team's reminders, as rules (idempotent).
+
+    2 weeks, 1.5 weeks (10 days), 3 days and 1 day before every freeze and "now in
+    effect" at it; the day before a granted extension ends, to the KEP's owners; new
+    requests, decisions and nudges. Slack rules are active only when SLACK_BOT_TOKEN is
+    set; the email ones print to the console in the embedded default.
+    """
+    team_email, _ = Channel.objects.get_or_create(
+        name="Release team (email)",
+        defaults={"kind": Channel.Kind.EMAIL, "config": {"to": [settings.REMINDERS_RELEASE_TEAM_EMAIL]}},
+    )
+    team_slack, _ = Channel.objects.get_or_create(
+        name="Release team (Slack)",
+        defaults={"kind": Channel.Kind.SLACK_BOT, "config": {"channel": settings.REMINDERS_RELEASE_TEAM_SLACK_CHANNEL}},
+    )
+    owners, _ = Channel.objects.get_or_create(
+        name="KEP owners", defaults={"kind": Channel.Kind.KEP_OWNERS, "config": {"via": "email"}}
+    )
+    slack_on = bool(settings.SLACK_BOT_TOKEN)
+    freezes = list(MilestoneKind.objects.filter(is_freeze=True))
+    specs = [
+        ("Freeze reminders (email)", Rule.MILESTONES, "14d, 10d, 3d, 1d, 0", team_email, True, freezes),
+        ("Freeze reminders (Slack)", Rule.MILESTONES, "14d, 10d, 3d, 1d, 0", team_slack, slack_on, freezes),
+        ("Extension ends tomorrow (KEP owners)", Rule.EXTENSIONS, "1d", owners, True, []),
+        ("New exception request (email)", Rule.REQUEST_SUBMITTED, "", team_email, True, []),
+        ("New exception request (Slack)", Rule.REQUEST_SUBMITTED, "", team_slack, slack_on, []),
+        ("Decision (KEP owners and requester)", Rule.REQUEST_DECIDED, "", owners, True, []),
+        ("Request waiting for a decision (email)", Rule.REQUEST_NUDGE, "", team_email, True, []),
+        ("Request waiting for a decision (Slack)", Rule.REQUEST_NUDGE, "", team_slack, slack_on, []),
+    ]
+    rules = []
+    for name, applies_to, offsets, channel, active, kinds in specs:
+        rule, created = ReminderRule.objects.get_or_create(
+            name=name, defaults={"applies_to": applies_to, "offsets": offsets, "channel": channel, "active": active}
+        )
+        if created and kinds:
+            rule.kinds.set(kinds)
+        rules.append(rule)
+    deliveries_sync_all(now=now)
+    return rules
