@@ -8,6 +8,7 @@ input and call one function of ``exceptions.services``; a DomainError from the s
 
 from __future__ import annotations
 
+import json
 import re
 
 from django import forms
@@ -185,7 +186,11 @@ class AmendForm(_TemplateFieldsForm):
     pass
 
 
-def _revision_rows(revisions: list[ExceptionRequestRevision]) -> list[dict]:
+def _json(value) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False) if value is not None else ""
+
+
+def _revision_rows(revisions: list[ExceptionRequestRevision], zone: str) -> list[dict]:
     """Each revision with what changed since the previous one (days, until, ...)."""
     compared = ["days", "until_text", "until_zone", "stage", "sig", "pr_urls", "reason"]
     rows, previous = [], None
@@ -196,7 +201,7 @@ def _revision_rows(revisions: list[ExceptionRequestRevision]) -> list[dict]:
                 old, new = getattr(previous, name), getattr(revision, name)
                 if old != new:
                     changes.append({"field": name, "old": old, "new": new})
-        rows.append({"revision": revision, "changes": changes, "at": tz.render(revision.created_at, "UTC")})
+        rows.append({"revision": revision, "changes": changes, "at": tz.render(revision.created_at, zone)})
         previous = revision
     return rows
 
@@ -334,7 +339,7 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
         return {
             "request_obj": obj,
             "current": revisions[-1] if revisions else None,
-            "revision_rows": _revision_rows(revisions),
+            "revision_rows": _revision_rows(revisions, obj.release.zone),
             "signoffs": [
                 {"signoff": s, "at": tz.render(s.at, obj.release.zone)} for s in obj.signoffs.order_by("at", "id")
             ],
@@ -343,7 +348,15 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
             "granted_until": (
                 tz.render(decision.granted_until, decision.granted_zone) if decision and decision.granted_until else ""
             ),
-            "audit_rows": [{"row": row, "at": tz.render_in_zone(row.at, "UTC")} for row in audit],
+            "audit_rows": [
+                {
+                    "row": row,
+                    "at": tz.render_in_zone(row.at, "UTC"),
+                    "before": _json(row.before),
+                    "after": _json(row.after),
+                }
+                for row in audit
+            ],
             "warnings": obj.warnings,
             "effective_deadline": found.display(),
             "effective_is_extension": found.is_extension,

@@ -12,12 +12,14 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Count
+from django.db.models import Count, DateTimeField
+from django.db.models.functions import Cast, Coalesce
 from django.utils.html import format_html, format_html_join
 
 from releasecal import tz
 from releasecal.errors import DomainError
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
+from releasecal.selectors import release_hard_stop
 from releasecal.services import milestone_cancel, milestone_delete, milestone_save
 
 WALL_TIME_HELP = (
@@ -32,7 +34,7 @@ class WallTimeField(forms.CharField):
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
         kwargs.setdefault("help_text", WALL_TIME_HELP)
-        kwargs.setdefault("widget", forms.TextInput(attrs={"size": 22, "placeholder": "2024-07-23 19:00"}))
+        kwargs.setdefault("widget", forms.TextInput(attrs={"size": 22, "placeholder": "YYYY-MM-DD HH:MM"}))
         super().__init__(**kwargs)
 
 
@@ -111,6 +113,12 @@ class MilestoneForm(forms.ModelForm):
         return cleaned
 
 
+def chronological(queryset):
+    """Timed and date-only milestones in one order (a date sorts at its UTC midnight)."""
+    start = Coalesce("at", Cast("on_date", DateTimeField()))
+    return queryset.annotate(_start=start).order_by("_start", "id")
+
+
 def _milestone_when(milestone: Milestone) -> str:
     if milestone.pk is None or (milestone.at is None and milestone.on_date is None):
         return "-"
@@ -138,7 +146,9 @@ class MilestoneInline(admin.TabularInline):
     fields = ["kind", "title", "at", "on_date", "ends_at", "ends_on", "zone", "cancelled", "when", "sequence"]
     readonly_fields = ["when", "sequence"]
     show_change_link = True
-    ordering = ["at", "on_date", "id"]
+
+    def get_queryset(self, request):
+        return chronological(super().get_queryset(request))
 
     @admin.display(description="When (native zone, UTC)")
     def when(self, obj: Milestone) -> str:
@@ -232,11 +242,15 @@ class ReleaseAdmin(admin.ModelAdmin):
     def milestone_count(self, obj: Release) -> int:
         return obj._milestones
 
-    @admin.display(description="Hard stop shown")
+    @admin.display(description="Hard stop in force")
     def hard_stop_shown(self, obj: Release) -> str:
-        if obj.pk and obj.hard_stop:
-            return tz.render(obj.hard_stop, obj.zone)
-        return "-"
+        if obj.pk is None:
+            return "-"
+        stop = release_hard_stop(obj)
+        if stop is None:
+            return "None: no hard stop set and no rc milestone yet."
+        source = "set above" if obj.hard_stop else "the first rc milestone"
+        return f"{tz.render(stop, obj.zone)} ({source})"
 
     def save_formset(self, request, form, formset, change):
         if formset.model is Milestone:
@@ -283,6 +297,10 @@ class MilestoneAdmin(admin.ModelAdmin):
     list_select_related = ["release", "kind"]
     readonly_fields = ["when", "sequence", "history"]
     actions = ["cancel_selected"]
+
+    def get_queryset(self, request):
+        return chronological(super().get_queryset(request))
+
     fields = [
         "release",
         "kind",
