@@ -291,7 +291,8 @@ def feed_token_resolve(*, token: str) -> FeedToken:
     digest = feed_token_hash(token)
     row = FeedToken.objects.select_related("user").filter(token_hash=digest, revoked_at__isnull=True).first()
     stored = row.token_hash if row is not None else "0" * 64
-    if row is None or not hmac.compare_digest(stored, digest) or not row.user.is_active:
+    matches = hmac.compare_digest(stored, digest)  # always run: misses and hits cost the same
+    if row is None or not matches or not row.user.is_active:
         raise NotFound("No feed at this address.")
     return row
 
