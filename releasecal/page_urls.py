@@ -1,3 +1,14 @@
-"""URL patterns: filled in by the feature that owns them."""
+"""Public schedule pages."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from releasecal import views
+
+app_name = "pages"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("releases/<str:slug>/", views.release_detail, name="release"),
+    path("releases/<str:slug>/exceptions/", views.release_exceptions, name="exceptions"),
+    path("kep/<int:number>/", views.kep_detail, name="kep"),
+]
