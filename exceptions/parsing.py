@@ -207,11 +207,13 @@ _KEY_PATTERNS: list[tuple[str, str]] = [
     ("enhancement_name", r"(?:enhancement|feature|kep)\s+(?:name|title)|name|title"),
 ]  # fmt: skip
 _KEY_RES = [
-    (name, re.compile(rf"^(?:{pattern}){_OPT_PAREN}\s*[:\uff1a]\s*(?P<rest>.*)$", re.I))
+    (name, re.compile(rf"^(?:{pattern})[*_]*{_OPT_PAREN}[*_]*\s*[:\uff1a][*_]*\s*(?P<rest>.*)$", re.I))
     for name, pattern in _KEY_PATTERNS
 ]
 _PROMPT_RE = re.compile(
-    r"^\((?:[^()]*(?:k8s|kubernetes)\s+stability[^()]*|[^()]*partial\s+implementation[^()]*|[^()]*\betc\.?)\)\s*", re.I
+    r"^\((?:[^()]*(?:k8s|kubernetes)\s+stability[^()]*|[^()]*partial\s+implementation[^()]*|[^()]*\betc\.?)\)"
+    r"\s*[:\-\u2013]?\s*",
+    re.I,
 )
 
 _NUMBER_WORDS = (
@@ -220,12 +222,18 @@ _NUMBER_WORDS = (
 _DAY_UNIT = r"(?:(?:more|additional|extra|calendar|business|working)\s+)*days?\b"
 _CHANGE_VERBS = (
     r"updat(?:e|ed|ing)|chang(?:e|ed|ing)|revis(?:e|ed|ing)|amend(?:ed|ing)?|reduc(?:e|ed|ing)|increas(?:e|ed|ing)"
-    r"|lower(?:ed|ing)?|bump(?:ed|ing)?|adjust(?:ed|ing)?|correct(?:ed|ing|ion)?|extend(?:ed|ing)?"
+    r"|lower(?:ed|ing)?|bump(?:ed|ing)?|adjust(?:ed|ing)?|correct(?:ed|ing|ion)?"
 )
+# Most specific first: "from 6 days to 4 days" is 4; "4 days instead of 6" is 4.
 _AMEND_RES = [
-    re.compile(rf"\b(?:{_CHANGE_VERBS})\b[^.\n]{{0,80}}?\b(?P<days>\d+)\s*{_DAY_UNIT}", re.I),
-    re.compile(rf"\b(?:actually|instead|now|only)\b[^.\n]{{0,40}}?\b(?P<days>\d+)\s*{_DAY_UNIT}", re.I),
+    re.compile(rf"\b(?:{_CHANGE_VERBS})\b[^.\n]{{0,80}}?\bto\s+(?:only\s+|just\s+)?(?P<days>\d+)\s*{_DAY_UNIT}", re.I),
+    re.compile(rf"(?<![\d.])\b(?P<days>\d+)\s*{_DAY_UNIT}\s*instead\b", re.I),
+    re.compile(rf"\b(?:{_CHANGE_VERBS})\b[^.\n]{{0,80}}?(?<![\d.])\b(?P<days>\d+)\s*{_DAY_UNIT}", re.I),
+    re.compile(rf"\b(?:actually|now|only)\b[^.\n]{{0,40}}?(?<![\d.])\b(?P<days>\d+)\s*{_DAY_UNIT}", re.I),
 ]
+# A release-team decision ("approved, you now have 3 days") is not the requester's change;
+# it only guards the weakest pattern (no change verb).
+_DECISION_RE = re.compile(r"\b(?:approved|granted|rejected|denied|declined)\b", re.I)
 _AMEND_WORDS_RE = re.compile(
     rf"\b(?:{_CHANGE_VERBS}|actually|instead|now|only)\b[^.\n]{{0,80}}?\b(?P<word>{_NUMBER_WORDS})\s+{_DAY_UNIT}", re.I
 )
@@ -269,7 +277,8 @@ def _split_lines(text: str) -> list[_Line]:
 
 def _strip_bullet(text: str) -> str:
     text = _BULLET_RE.sub("", text, count=1)
-    return text.replace("**", "").replace("__", "").strip()
+    # Bold keys: "**SIG:** node", and "*SIG:* node" as mail clients render HTML bold.
+    return re.sub(r"^[*_]+", "", text.replace("**", "").replace("__", "").strip()).strip()
 
 
 def _match_key(line: _Line) -> tuple[str, str] | None:
@@ -283,8 +292,16 @@ def _match_key(line: _Line) -> tuple[str, str] | None:
     return None
 
 
+def _amendment_match(text: str) -> re.Match[str] | None:
+    for regex in _AMEND_RES:
+        match = regex.search(text)
+        if match and not (regex is _AMEND_RES[-1] and _DECISION_RE.search(text)):
+            return match
+    return None
+
+
 def _is_amendment_line(text: str) -> bool:
-    return any(regex.search(text) for regex in _AMEND_RES) or bool(_AMEND_WORDS_RE.search(text))
+    return bool(_amendment_match(text) or _AMEND_WORDS_RE.search(text))
 
 
 def _stops_value(line: _Line) -> bool:
@@ -406,6 +423,11 @@ def read_days(value: str) -> tuple[int | None, str, list[str]]:
     ranged = re.search(rf"\b(\d+)\s*(?:-|\u2013|to|or)\s*(\d+)\s*{_DAY_UNIT}", head, re.I)
     if ranged:
         return None, f"{text!r} is a range; give one number of days", warnings
+    fraction = re.search(rf"\b(\d+)[.,](\d+)\s*{_DAY_UNIT}", head, re.I)
+    if fraction:
+        days = int(fraction.group(1)) + 1
+        warnings.append(f"{text!r} is not a whole number of days; read as {days}.")
+        return days, "", warnings
     # "N days" outside parentheses, else inside them ("until 26 July (3 days)").
     match = re.search(rf"\b(\d+)\s*{_DAY_UNIT}", head, re.I) or re.search(rf"\b(\d+)\s*{_DAY_UNIT}", text, re.I)
     if match:
@@ -543,8 +565,10 @@ def _parse_date(value: str) -> dt.datetime | None:
         parsed = email.utils.parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError):
         return None
-    if parsed is None or parsed.tzinfo is None:
+    if parsed is None:
         return None
+    if parsed.tzinfo is None:  # "-0000": the time is UTC, the sender's zone unknown (RFC 5322)
+        parsed = parsed.replace(tzinfo=dt.UTC)
     return tz.to_utc(parsed)
 
 
@@ -824,21 +848,17 @@ def _amendments(
     for line in lines:
         if line.index in consumed or line.blank or _HEADER_RE.match(line.text):
             continue
-        for regex in _AMEND_RES:
-            match = regex.search(line.text)
-            if match:
-                rest = line.text[match.end() :]
-                u_text = _read_until(rest)
-                u_zone, more = zone_from_text(u_text or rest)
-                warnings.extend(more)
-                add(_Signal(line, int(match["days"]), u_text, u_zone, line.text.strip()))
-                break
-        else:
-            words = _AMEND_WORDS_RE.search(line.text)
-            if words and (-line.depth, line.index) > base.key:
-                warnings.append(
-                    f"{line.text.strip()!r} changes the days in words; write the number in digits. It was ignored."
-                )
+        match = _amendment_match(line.text)
+        if match:
+            rest = line.text[match.end() :]
+            u_text = _read_until(rest)
+            u_zone, more = zone_from_text(u_text or rest)
+            warnings.extend(more)
+            add(_Signal(line, int(match["days"]), u_text, u_zone, line.text.strip()))
+        elif _is_amendment_line(line.text) and (-line.depth, line.index) > base.key:
+            warnings.append(
+                f"{line.text.strip()!r} changes the days in words; write the number in digits. It was ignored."
+            )
 
     amendments: list[Amendment] = []
     current = (days, until_text)

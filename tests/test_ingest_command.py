@@ -257,12 +257,24 @@ def test_milestone_can_be_given_by_kind_or_id(tmp_path, kep, code_freeze, enhanc
         ingest(path, "--milestone", "999999")
 
 
-def test_an_email_naming_no_freeze_asks_for_milestone(tmp_path, kep, code_freeze):
+def test_an_email_naming_no_freeze_takes_the_freeze_whose_window_is_open(tmp_path, kep, code_freeze):
+    text = (EMAILS / "example-code-freeze.txt").read_text().replace(" (code freeze)", "")
+    out = ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=text)
+    assert ExceptionRequest.objects.get().milestone == code_freeze
+    assert "warning: The email names no freeze; took Code Freeze of 1.31" in out
+
+
+def test_an_email_naming_no_freeze_sent_outside_any_window_asks_for_milestone(tmp_path, kep, code_freeze):
     text = (EMAILS / "example-code-freeze.txt").read_text().replace(" (code freeze)", "")
     with pytest.raises(CommandError, match=r"Could not tell which freeze .* pass --milestone"):
-        ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=text)
-    ingest("-", "--received-at", "2024-07-24T05:00:00Z", "--milestone", "code-freeze", stdin=text)
+        ingest("-", "--received-at", "2024-07-20T05:00:00Z", stdin=text)
+    ingest("-", "--received-at", "2024-07-20T05:00:00Z", "--milestone", "code-freeze", stdin=text)
     assert ExceptionRequest.objects.get().milestone == code_freeze
+
+
+def test_an_unknown_release_is_named(tmp_path, kep, code_freeze):
+    with pytest.raises(CommandError, match=r"No release '9\.99'"):
+        ingest(email_file(tmp_path, "example-code-freeze.txt"), "--release", "9.99")
 
 
 def test_requester_names_a_user(tmp_path, kep, code_freeze, requester):

@@ -406,6 +406,20 @@ def test_it_strips_the_template_prompts_wherever_they_stand():
     assert parsed.fields.risks_cutting == "None"
 
 
+def test_it_strips_a_prompt_followed_by_its_own_colon():
+    parsed = parse_request_email(
+        template(adding="Risks from adding code late: (to k8s stability, testing, etc.): Low.")
+    )
+    assert parsed.fields.risks_adding == "Low."
+
+
+def test_it_reads_keys_in_single_asterisk_bold_as_mail_clients_render_them():
+    text = template(bullet="*", name="*Enhancement name:* Swap", sig="*SIG*: node")
+    parsed = parse_request_email(text)
+    assert parsed.fields.enhancement_name == "Swap"
+    assert parsed.fields.sig == "node"
+
+
 def test_it_reads_bold_markdown_keys():
     text = template(bullet="*", name="**Enhancement name:** Swap", sig="**SIG**: node")
     parsed = parse_request_email(text)
@@ -496,6 +510,35 @@ def test_a_later_change_of_days_becomes_an_amendment(update):
     assert parsed.fields.days == 6
     assert [a.days for a in parsed.amendments] == [4]
     assert parsed.amendments[0].text == update.strip()
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "Update: reducing the request from 6 days to 4 days.",
+        "We would need 4 days instead of 6.",
+        "Changing the request: 4 days (down from 6).",
+    ],
+)
+def test_it_takes_the_new_number_when_a_change_names_both(update):
+    parsed = parse_request_email(template(days="Additional time needed (in days): 6") + f"\n{update}\n")
+    assert [a.days for a in parsed.amendments] == [4]
+
+
+def test_a_release_team_decision_is_not_an_amendment():
+    text = template() + "\nThis exception is approved, you now have 5 days (until EOD Friday PT).\n"
+    assert parse_request_email(text).amendments == []
+
+
+def test_a_fraction_of_a_day_is_rounded_up_with_a_warning():
+    parsed = parse_request_email(template(days="Additional time needed (in days): 1.5 days"))
+    assert parsed.fields.days == 2
+    assert any("not a whole number" in w for w in parsed.warnings)
+
+
+def test_a_minus_zero_date_header_is_utc():
+    parsed = parse_request_email("Date: Wed, 24 Jul 2024 05:00:00 -0000\n" + template())
+    assert parsed.sent_at == dt.datetime(2024, 7, 24, 5, 0, tzinfo=dt.UTC)
 
 
 def test_several_amendments_keep_their_order():

@@ -78,10 +78,26 @@ def _describe(milestone: Milestone) -> str:
     return f"{milestone.title} of {milestone.release.slug} (#{milestone.pk})"
 
 
+def _release(slug: str):
+    try:
+        return release_get(slug=slug)
+    except DomainError as exc:
+        raise CommandError(exc.message) from None
+
+
 def resolve_milestone(
-    *, parsed: ParsedRequest, release_slug: str | None, milestone_opt: str | None, received_at: dt.datetime
+    *,
+    parsed: ParsedRequest,
+    release_slug: str | None,
+    milestone_opt: str | None,
+    received_at: dt.datetime,
+    notes: list[str],
 ) -> Milestone:
-    """The milestone the request extends, from the options and what the email says."""
+    """The milestone the request extends, from the options and what the email says.
+
+    When the email names no freeze, the one freeze whose request window was open when
+    the email was sent (freeze <= sent <= window end) is taken, and a note says so.
+    """
     qs = Milestone.objects.select_related("release", "kind")
     if milestone_opt and milestone_opt.strip().isdigit():
         milestone = qs.filter(pk=int(milestone_opt)).first()
@@ -95,8 +111,22 @@ def resolve_milestone(
 
     kind = (milestone_opt or parsed.milestone_kind or "").strip()
     if not kind:
+        scope = qs.filter(kind__allows_exceptions=True, cancelled=False)
+        if release_slug:
+            scope = scope.filter(release=_release(release_slug))
+        else:
+            scope = scope.filter(release__in=release_list_active())
+        open_windows = [m for m in scope if m.deadline <= received_at <= request_window_closes(m)]
+        if len(open_windows) == 1:
+            milestone = open_windows[0]
+            notes.append(
+                f"The email names no freeze; took {_describe(milestone)}, whose request window was open "
+                f"when it was sent."
+            )
+            return milestone
         raise CommandError(
-            "Could not tell which freeze the request is for (neither the subject nor the text names one); "
+            "Could not tell which freeze the request is for (neither the subject nor the text names one, "
+            f"and {len(open_windows)} freezes had an open request window at that time); "
             "pass --milestone code-freeze (or another kind slug, or a milestone id)."
         )
     if not MilestoneKind.objects.filter(slug=kind).exists():
@@ -104,10 +134,7 @@ def resolve_milestone(
         raise CommandError(f"Unknown milestone kind {kind!r}; use one of: {slugs}, or a milestone id.")
 
     if release_slug:
-        try:
-            release = release_get(slug=release_slug)
-        except DomainError as exc:
-            raise CommandError(exc.message) from None
+        release = _release(release_slug)
         candidates = list(qs.filter(release=release, kind__slug=kind, cancelled=False))
         if not candidates:
             raise CommandError(f"Release {release.slug} has no {kind} milestone.")
@@ -213,6 +240,7 @@ class Command(BaseCommand):
             release_slug=options["release"],
             milestone_opt=options["milestone"],
             received_at=received_at,
+            notes=notes,
         )
         for name in parsed.missing:
             notes.append(f"Not read: {FIELD_LABELS[name]} ({parsed.problems[name]}).")
