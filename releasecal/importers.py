@@ -56,21 +56,20 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: load
 
 def load_data(text: str, *, source: str = "input") -> Any:
     """Parse JSON or YAML text; a syntax error becomes one clear message."""
+    source = f"{source}: not" if source else "Not"
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ImportFailed(
-                f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
-            ) from None
+            raise ImportFailed(f"{source} valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ImportFailed(f"{source}: not valid YAML{where}: {problem}.") from None
+        raise ImportFailed(f"{source} valid YAML{where}: {problem}.") from None
 
 
 def read_file(path: str | Path) -> str:
@@ -674,7 +673,7 @@ def keps_import(*, directory: str | Path, release_slug: str | None = None) -> Ke
         item = KepFileResult(path=str(path))
         result.files.append(item)
         try:
-            fields = kep_parse(load_data(read_file(path), source=str(path)))
+            fields = kep_parse(load_data(read_file(path), source=""))
             item.number, item.title = fields["number"], fields["title"]
             with transaction.atomic():
                 enhancement = enhancement_upsert(
