@@ -46,7 +46,10 @@ Central, with a warning because it is also China Standard Time.
 from __future__ import annotations
 
 import datetime as dt
+import email
+import email.policy
 import email.utils
+import html
 import re
 from dataclasses import asdict, dataclass, field
 
@@ -625,9 +628,47 @@ def _date_before(lines: list[_Line], line: _Line) -> tuple[int, dt.datetime | No
     return None
 
 
+_MIME_HEADER_RE = re.compile(r"^(?:mime-version|content-type|content-transfer-encoding)\s*:", re.I | re.M)
+
+
+def _html_to_text(markup: str) -> str:
+    markup = re.sub(r"(?is)<(script|style)\b.*?</\1>", "", markup)
+    markup = re.sub(r"(?i)<li\b[^>]*>", "\n* ", markup)
+    markup = re.sub(r"(?i)<br\s*/?>|</(?:p|div|li|tr|h\d)>", "\n", markup)
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def unwrap_mime(text: str) -> str:
+    """A raw message (``.eml`` with MIME headers) as readable text; other text unchanged.
+
+    Quoted-printable and base64 bodies and encoded subjects are decoded; the text part
+    is preferred, an HTML-only message is reduced to its text. Subject, From and Date
+    are kept as header lines on top so the parser reads them like a pasted email.
+    """
+    normalized = text.replace("\r\n", "\n").replace("\r", "\n")
+    header_block = normalized.lstrip().split("\n\n", 1)[0]
+    if not _MIME_HEADER_RE.search(header_block):
+        return text
+    try:
+        message = email.message_from_string(normalized.lstrip(), policy=email.policy.default)
+        part = message.get_body(preferencelist=("plain", "html"))
+        content = part.get_content() if part is not None else ""
+        if part is not None and part.get_content_type() == "text/html":
+            content = _html_to_text(content)
+        headers = [f"{name}: {message[name]}" for name in ("From", "Date", "Subject") if message[name]]
+    except (LookupError, ValueError, TypeError, AttributeError):
+        return text
+    return "\n".join(headers) + "\n\n" + str(content)
+
+
 def parse_request_email(text: str) -> ParsedRequest:
-    """Read a request email (or a pasted thread) into fields, amendments and problems."""
-    lines = _split_lines(text or "")
+    """Read a request email (or a pasted thread) into fields, amendments and problems.
+
+    ``text`` is what a person pastes, or a raw message with MIME headers (decoded first;
+    ``fields.source_text`` then holds the decoded text).
+    """
+    text = unwrap_mime(text or "")
+    lines = _split_lines(text)
     warnings: list[str] = []
 
     # Headers: the first Subject/From anywhere, top block first.

@@ -295,3 +295,17 @@ def test_a_missing_file_or_empty_input_is_a_clear_error(tmp_path, release):
         ingest(str(tmp_path / "nope.eml"))
     with pytest.raises(CommandError, match="The email is empty"):
         ingest("-", stdin="  \n")
+
+
+def test_it_files_a_raw_mime_message(tmp_path, code_freeze):
+    out = ingest(
+        email_file(tmp_path, "raw-mime-quoted-printable.eml"),
+        "--received-at",
+        "2024-07-24T05:00:00Z",
+        "--create-kep",
+    )
+    request = ExceptionRequest.objects.get()
+    assert request.enhancement.number == 1287
+    assert request.requester_name == "Tim Allclair"
+    assert (request.days, request.current.until_zone) == (3, "AoE")
+    assert "Created exception request" in out

@@ -633,3 +633,46 @@ def test_it_survives_empty_and_garbage_input():
         parsed = parse_request_email(text)
         assert "days" in parsed.missing
         json.dumps(parsed.as_dict())
+
+
+# ---------------------------------------------------------------------- raw mail
+
+
+def test_it_decodes_a_raw_quoted_printable_message():
+    raw = read("raw-mime-quoted-printable.eml")
+    assert "=E2=80=A2" in raw
+    parsed = parse_request_email(raw)
+    f = parsed.fields
+    assert parsed.missing == []
+    assert parsed.subject == "[sig-node] Code freeze exception request \u2013 KEP-1287 In-place Pod resize"
+    assert parsed.sender == "Tim Allclair"
+    assert parsed.sent_at == dt.datetime(2025, 3, 6, 4, 15, tzinfo=dt.UTC)
+    assert parsed.kep_number == 1287
+    assert parsed.milestone_kind == "code-freeze"
+    assert f.enhancement_name == "In-place update of Pod resources"
+    assert (f.stage, f.sig) == ("beta", "node")
+    assert f.issue_url == "https://github.com/kubernetes/enhancements/issues/1287"
+    assert f.pr_urls == [
+        "https://github.com/kubernetes/kubernetes/pull/128266",
+        "https://github.com/kubernetes/kubernetes/pull/128267",
+    ]
+    assert (f.days, f.until_text, f.until_zone) == (3, "end of day Friday AoE", "AoE")
+    assert f.reason.endswith("which has a review in progress from a SIG Node approver.")
+    assert f.risks_adding == "Low; the feature is behind InPlacePodVerticalScaling."
+    assert f.risks_cutting == "VPA users wait another release."
+    assert "=E2=80" not in f.source_text
+
+
+def test_it_reads_an_html_only_message():
+    items = "".join(f"<li>{line[2:]}</li>" for line in template().splitlines() if line.startswith("* "))
+    raw = (
+        "From: Jane <jane@example.com>\nDate: Wed, 24 Jul 2024 05:00:00 +0000\n"
+        "Subject: Exception Request for KEP-2400 (code freeze)\nMIME-Version: 1.0\n"
+        'Content-Type: text/html; charset="utf-8"\n\n'
+        f"<html><body><p>Hi&nbsp;all,</p><ul>{items}</ul><p>Thanks!</p></body></html>\n"
+    )
+    parsed = parse_request_email(raw)
+    assert parsed.missing == []
+    assert parsed.fields.days == 2
+    assert parsed.fields.pr_urls == ["https://github.com/kubernetes/kubernetes/pull/118764"]
+    assert parsed.sent_at == dt.datetime(2024, 7, 24, 5, 0, tzinfo=dt.UTC)
