@@ -29,8 +29,13 @@ run: export DEBUG ?= 1
 run: demo
 	$(PY) manage.py runserver 127.0.0.1:8000
 
+# ical.js (the parser inside Thunderbird) reads our feeds in the tests; pinned in package-lock.json.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
 # The whole suite. Uses PostgreSQL when DATABASE_URL is set, SQLite otherwise.
-test: install
+test: install node_modules/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
