@@ -357,6 +357,18 @@ def _clean_answer(value: str) -> str:
     return value
 
 
+# Abbreviations that name one half of a DST pair: written in the wrong season they are
+# a mislabel ("PST" in July), which the caller can check once it knows the date.
+SEASONAL_ABBREVIATIONS = frozenset({"PST", "PDT", "MST", "MDT", "CDT", "EST", "EDT", "CET", "CEST", "WET", "WEST",
+                                    "EET", "EEST", "BST", "AEST", "AEDT"})  # fmt: skip
+
+
+def seasonal_abbreviation(text: str) -> str:
+    """The first standard/daylight abbreviation written in ``text`` ("PST"), or ""."""
+    match = re.search(rf"\b({'|'.join(sorted(SEASONAL_ABBREVIATIONS, key=len, reverse=True))})\b", text)
+    return match.group(1) if match else ""
+
+
 def zone_from_text(text: str) -> tuple[str, list[str]]:
     """The first zone named in ``text`` as a stored zone name, and any warnings."""
     warnings: list[str] = []

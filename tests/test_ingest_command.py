@@ -309,3 +309,13 @@ def test_it_files_a_raw_mime_message(tmp_path, code_freeze):
     assert request.requester_name == "Tim Allclair"
     assert (request.days, request.current.until_zone) == (3, "AoE")
     assert "Created exception request" in out
+
+
+def test_it_warns_when_the_until_names_the_wrong_dst_label(tmp_path, kep, code_freeze):
+    text = (EMAILS / "example-code-freeze.txt").read_text()
+    text = text.replace("(in days): 2", "(in days): 2 (until EOD Thursday PST)")
+    out = ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=text)
+    assert "warning: 'until EOD Thursday PST' says PST, but PDT is in force in America/Los_Angeles" in out
+    right = text.replace("PST", "PDT")
+    ExceptionRequest.objects.all().delete()
+    assert "says" not in ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=right)

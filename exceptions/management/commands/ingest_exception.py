@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from exceptions.parsing import FIELD_LABELS, ParsedRequest, parse_request_email
+from exceptions.parsing import FIELD_LABELS, ParsedRequest, parse_request_email, seasonal_abbreviation
 from exceptions.services import (
     RequestFields,
     exception_request_amend,
@@ -176,6 +176,24 @@ def _enhancement(parsed: ParsedRequest, create: bool) -> Enhancement:
     )
 
 
+def _label_checks(parsed: ParsedRequest, received_at: dt.datetime) -> list[str]:
+    """Warn when an "until" names the wrong half of a DST pair for when it was sent ("PST" in July)."""
+    notes = []
+    checks = [(parsed.fields.until_text, parsed.fields.until_zone)]
+    checks += [(a.until_text, a.until_zone or parsed.fields.until_zone) for a in parsed.amendments]
+    for until_text, zone in checks:
+        written = seasonal_abbreviation(until_text)
+        if not written or not zone:
+            continue
+        in_force = tz.abbreviation(received_at, zone)
+        if in_force != written:
+            notes.append(
+                f"'until {until_text}' says {written}, but {in_force} is in force in {zone} at "
+                f"{tz.render(received_at, zone)}; read as local time in {zone}."
+            )
+    return notes
+
+
 def _field_error(parsed: ParsedRequest, names: list[str]) -> str:
     parts = []
     for name in names:
@@ -244,6 +262,7 @@ class Command(BaseCommand):
         )
         for name in parsed.missing:
             notes.append(f"Not read: {FIELD_LABELS[name]} ({parsed.problems[name]}).")
+        notes += _label_checks(parsed, received_at)
 
         try:
             with transaction.atomic():
