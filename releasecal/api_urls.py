@@ -4,7 +4,7 @@ from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from exceptions import api as exceptions_api
-from releasecal import api
+from releasecal import api, feeds_api
 
 
 class ReleaseSlugConverter:
@@ -44,6 +44,13 @@ v1 = [
     path(
         "exceptions/<int:request_id>/signoff/", exceptions_api.ExceptionSignOffApi.as_view(), name="exception-signoff"
     ),
+]
+
+# Personal calendar feed tokens (releasecal/feeds_api.py).
+v1 += [
+    path("feed-tokens/", feeds_api.FeedTokenListCreateApi.as_view(), name="feed-token-list"),
+    path("feed-tokens/<int:token_id>/rotate/", feeds_api.FeedTokenRotateApi.as_view(), name="feed-token-rotate"),
+    path("feed-tokens/<int:token_id>/revoke/", feeds_api.FeedTokenRevokeApi.as_view(), name="feed-token-revoke"),
 ]
 
 urlpatterns = [
