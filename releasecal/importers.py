@@ -329,6 +329,10 @@ def _k8s_rows(
         seen[title] = number
         when = _text(row.get(when_key))
         _, when_link = clean_markdown(when)
+        if not re.search(r"\d", when):
+            # "TBD", "n/a" or empty: nothing to put on a calendar yet, and nothing wrong with the rest.
+            warnings.append(ImportWarning(slug, number, title, f"no date yet ({when or 'empty'!r}); row skipped"))
+            continue
         try:
             parsed = parse_when(when, zone=release_zone, year_hint=hint)
         except ValidationFailed as exc:
@@ -464,6 +468,44 @@ def detect_format(data: Any) -> str:
     )
 
 
+_TABLE_HEADER = re.compile(r"^\s*\|(?P<cells>.*\bwhat\b.*\bwhen\b.*)\|\s*$", re.I | re.M)
+_README_RELEASE = re.compile(r"Kubernetes v?(\d+\.\d+)\b|release-(\d+\.\d+)\b")
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _parse_readme(text: str, *, release_slug, zone, today) -> ParsedSchedule:
+    """The Timeline table of a sig-release ``releases/release-1.XX/README.md``."""
+    header = _TABLE_HEADER.search(text)
+    names = [clean_markdown(c)[0].lower() for c in _cells(header.group(0))]
+    lines = text[header.end() :].lstrip("\n").splitlines()
+    rows = []
+    for line in lines:
+        if not line.strip().startswith("|"):
+            break
+        cells = _cells(line)
+        if all(re.fullmatch(r":?-+:?", c) for c in cells if c):
+            continue
+        rows.append(dict(zip(names, cells, strict=False)))
+    slug = release_slug
+    if not slug:
+        match = _README_RELEASE.search(text)
+        if not match:
+            raise ImportFailed("Cannot tell which release this README is for; pass --release.")
+        slug = match.group(1) or match.group(2)
+    errors: list[str] = []
+    warnings: list[ImportWarning] = []
+    spec = _k8s_rows(slug, rows, zone=zone, fields=("what", "who", "when"), errors=errors, warnings=warnings)
+    if errors:
+        raise ImportFailed(f"{len(errors)} problem(s) in the schedule; nothing was imported:", errors=errors)
+    if not spec.milestones:
+        raise ImportFailed("The README's timeline table has no rows.")
+    _fill_release_dates(spec, today)
+    return ParsedSchedule(format="k8s-readme", releases=[spec], warnings=warnings)
+
+
 def schedule_parse(
     text: str,
     *,
@@ -479,6 +521,8 @@ def schedule_parse(
         except ValidationFailed as exc:
             raise ImportFailed(f"--zone: {exc.message}") from None
     today = today or tz.utc_now().date()
+    if _TABLE_HEADER.search(text):
+        return _parse_readme(text, release_slug=release_slug, zone=zone, today=today)
     data = load_data(text, source=source)
     parser = {"ours": _parse_ours, "schedule-builder": _parse_schedule_builder, "k8s-json": _parse_k8s_json}[
         detect_format(data)

@@ -449,7 +449,7 @@ def test_the_command_prints_warnings_and_a_summary(db, capsys):
         ('{"releases": ', "not valid JSON"),
         ("hello: world\n", "Unknown schedule format (found: hello)"),
         (
-            "releases:\n- version: '1.31'\n  timeline:\n  - what: Code Freeze\n    when: next Tuesday\n",
+            "releases:\n- version: '1.31'\n  timeline:\n  - what: Code Freeze\n    when: 31st June 2024\n",
             "row 1 'Code Freeze'",
         ),
     ],
@@ -473,3 +473,32 @@ def test_schedule_parse_is_pure_and_needs_no_database():
     parsed = schedule_parse(SHARED_JSON.read_text(), release_slug="1.29")
     assert parsed.format == "k8s-json"
     assert len(parsed.releases[0].milestones) == 39
+
+
+README_TABLE = """# Kubernetes v1.31
+
+## Timeline
+
+| **What** | **Who** | **When** | **WEEK** | **CI SIGNAL** |
+|---|---|---|---|---|
+| Start of Release Cycle | Lead | Monday 13th May 2024 | week 1 | [master-blocking] |
+| **Begin [Enhancements Freeze]** | EL | 02:00 UTC Friday 14th June 2024 / 19:00 PDT Thursday 13th June 2024 | 5 |
+| **Call for [Exceptions][Exception]** | Lead | Monday 1st July 2024 | week 8 | |
+| **[Test Freeze]** | BM | 01:00 UTC Wednesday 31st July 2024 / 19:00 PDT Tuesday 30th July 2024 | week 12 | |
+| Feature blog publication starts | Comms | TBD | | |
+| 1.31.0-rc.0 released | Branch Manager | Tuesday 30th July 2024 | week 12 | |
+| **v1.31.0 released** | Branch Manager | Tuesday 13th August 2024 | week 14 | |
+
+## Phases
+"""
+
+
+def test_a_sig_release_readme_timeline_table_is_read_too(db, tmp_path):
+    result = schedule_import(path=write(tmp_path, "README.md", README_TABLE))
+    assert (result.format, result.releases, result.created) == ("k8s-readme", ["1.31"], 6)
+    release = Release.objects.get(slug="1.31")
+    assert release.milestones.get(title="Begin Enhancements Freeze").at == dt.datetime(2024, 6, 14, 2, tzinfo=UTC)
+    assert release.milestones.get(title="Call for Exceptions").kind.slug == "other"
+    messages = {w.title: w.message for w in result.warnings}
+    assert messages["Test Freeze"].startswith("local hour mismatch: '19:00 PDT Tuesday 30th July 2024'")
+    assert messages["Feature blog publication starts"] == "no date yet ('TBD'); row skipped"
