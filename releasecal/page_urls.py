@@ -11,4 +11,5 @@ urlpatterns = [
     path("releases/<str:slug>/", views.release_detail, name="release"),
     path("releases/<str:slug>/exceptions/", views.release_exceptions, name="exceptions"),
     path("kep/<int:number>/", views.kep_detail, name="kep"),
+    path("me/feed/", views.my_feed, name="my-feed"),
 ]

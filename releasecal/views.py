@@ -13,14 +13,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote, urlencode
 
-from django.apps import apps
+from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
 
 from exceptions.models import ExceptionRequest
 from releasecal import selectors, tz
 from releasecal.errors import NotFound
+from releasecal.feed_selectors import feed_tokens_of
+from releasecal.feed_services import feed_token_create, feed_token_rotate
 from releasecal.models import Enhancement, Milestone, Tracking
 from releasecal.timeline import timeline_svg
 
@@ -141,23 +144,36 @@ def feed_for(request: HttpRequest, path: str, label: str, slug: str) -> Feed:
 
 
 def personal_feed(request: HttpRequest) -> dict | None:
-    """The logged-in user's own feed (their KEPs and releases), or how to get one."""
+    """What the subscribe block offers a logged-in user: their own feed (the KEPs they own
+    and the releases they lead). Only a hash of a feed token is stored, so its address is
+    shown once, on the page that issues it; here we only say whether one exists."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return None
-    try:
-        token_model = apps.get_model("releasecal", "FeedToken")
-    except LookupError:
-        token_model = None
-    if token_model is None:
-        return {"feed": None, "create_url": "/admin/"}
-    token = token_model.objects.filter(user=user).first()
-    if token is None:
-        return {"feed": None, "create_url": "/admin/releasecal/feedtoken/add/"}
-    return {
-        "feed": feed_for(request, f"/calendar/u/{token.token}.ics", "Your KEPs and releases", "personal"),
-        "create_url": "",
-    }
+    return {"has_token": feed_tokens_of(user=user).filter(revoked_at__isnull=True).exists()}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def my_feed(request: HttpRequest) -> HttpResponse:
+    """Issue (or replace) the user's personal feed address and show it, once."""
+    active = list(feed_tokens_of(user=request.user).filter(revoked_at__isnull=True)[:1])
+    issued = None
+    if request.method == "POST":
+        if active:
+            issued = feed_token_rotate(feed_token=active[0], actor=request.user)
+        else:
+            issued = feed_token_create(user=request.user, label="Created on the schedule pages", actor=request.user)
+    feed = None
+    if issued is not None:
+        feed = feed_for(request, f"/calendar/u/{issued.token}.ics", "Your KEPs and releases", "personal")
+    response = _render(
+        request,
+        "pages/my_feed.html",
+        {"issued": feed, "had_token": bool(active), "personal": None, "feeds": [feed] if feed else []},
+    )
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 # ------------------------------------------------------------------------ pages

@@ -349,11 +349,38 @@ def test_release_page_links_each_tracked_sigs_feed(client, release, kep):
 
 @pytest.mark.django_db
 def test_a_logged_in_user_is_offered_a_personal_feed(client, release, requester):
+    assert "Create my personal feed" not in _text(client.get("/releases/1.31/"))
     client.force_login(requester)
     html = _text(client.get("/releases/1.31/"))
-    assert "/calendar/u/" in html or "personal feed token" in html
-    client.logout()
-    assert "personal feed token" not in _text(client.get("/releases/1.31/"))
+    assert "Create my personal feed" in html
+    assert 'action="/me/feed/"' in html
+
+
+@pytest.mark.django_db
+def test_the_personal_feed_address_is_issued_once_and_a_new_one_replaces_it(client, release, requester):
+    client.force_login(requester)
+    response = client.post("/me/feed/")
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    html = _text(response)
+    first = re.search(r'value="(http://testserver/calendar/u/[-\w]+\.ics)"', html)[1]
+    assert f'href="{first.replace("http://", "webcal://")}"' in html
+    assert client.get(first.removeprefix("http://testserver")).status_code == 200
+    # The pages now say a feed exists without showing its address.
+    page = _text(client.get("/releases/1.31/"))
+    assert "Get a new personal feed address" in page
+    assert "/calendar/u/" not in page
+    second = re.search(r'value="(http://testserver/calendar/u/[-\w]+\.ics)"', _text(client.post("/me/feed/")))[1]
+    assert second != first
+    assert client.get(first.removeprefix("http://testserver")).status_code == 404
+    assert client.get(second.removeprefix("http://testserver")).status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_personal_feed_page_needs_a_login(client):
+    response = client.post("/me/feed/")
+    assert response.status_code == 302
+    assert "/login/" in response["Location"]
 
 
 # ------------------------------------------------------------------ exceptions

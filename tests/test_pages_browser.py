@@ -1,0 +1,373 @@
+"""The schedule pages in a real browser: Debian's headless Chromium driven by Playwright.
+
+Each page is loaded with the browser's zone set to Asia/Tokyo and to America/New_York;
+every local time the page shows is checked against the UTC instant the server embedded,
+against the API's ``x_viewer`` for the same zone and against the model via
+``releasecal.tz``. Screenshots at desktop and phone widths go to
+``test-artifacts/screenshots/``.
+
+Without the browser these tests skip locally and fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.conf import settings
+
+from releasecal import tz
+from releasecal.models import Milestone, Release
+from tests.test_pages import build_cycle
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ZONES = ["Asia/Tokyo", "America/New_York"]
+WIDTHS = {"desktop": 1280, "phone": 390}
+SHOTS = Path(settings.BASE_DIR) / "test-artifacts" / "screenshots"
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI must run the browser tests: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is not installed")
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        _unavailable(f"{CHROMIUM} is missing (apt-get install -y chromium)")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests
+    # make between page loads are still plain synchronous code.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    playwright = sync_playwright().start()
+    try:
+        try:
+            instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        except PlaywrightError as exc:  # the binary exists but cannot start here
+            playwright.stop()
+            _unavailable(f"Chromium did not start: {exc}")
+        yield instance
+        instance.close()
+    finally:
+        playwright.stop()
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture(autouse=True)
+def plain_static_storage(settings):
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture(scope="module")
+def migrated_rows(django_db_setup, django_db_blocker):
+    """What the migrations put in the database (milestone kinds, groups, permissions).
+
+    Live-server tests are transactional: the database is flushed after each one, and
+    Django's serialized rollback cannot help because Playwright's event loop gives the
+    test body other connection objects than the ones that hold the serialized copy. So
+    this module keeps its own copy and puts it back before each test and after the last
+    one, leaving the database as the tests that run later expect it."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        snapshot = connection.creation.serialize_db_to_string()
+    yield snapshot
+    with django_db_blocker.unblock():
+        _restore(snapshot)
+
+
+def _restore(snapshot: str) -> None:
+    from django.contrib.contenttypes.models import ContentType
+    from django.db import connection
+
+    from releasecal.models import MilestoneKind
+
+    if MilestoneKind.objects.exists():
+        return
+    # The flush re-created content types and permissions under new ids; the copy's win.
+    ContentType.objects.all().delete()
+    connection.creation.deserialize_db_from_string(snapshot)
+    ContentType.objects.clear_cache()
+
+
+@pytest.fixture
+def cycle(db, migrated_rows) -> Release:
+    _restore(migrated_rows)
+    return build_cycle()
+
+
+def _context(browser, zone: str, width: int = 1280, **kwargs):
+    return browser.new_context(viewport={"width": width, "height": 900}, timezone_id=zone, locale="en-US", **kwargs)
+
+
+def _open(context, url: str):
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url)
+    page.wait_for_selector("body[data-applied-zone]", state="attached", timeout=10_000)
+    page.errors = errors
+    return page
+
+
+def _shown_times(page) -> list[tuple[str, str]]:
+    """(datetime attribute, text) of every visible reader's-zone time on the page."""
+    return page.eval_on_selector_all(
+        "time[data-viewer]",
+        "els => els.filter(e => e.offsetParent !== null).map(e => [e.getAttribute('datetime'), e.textContent.trim()])",
+    )
+
+
+def _instant(iso: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+
+
+def _split(text: str) -> tuple[str, str, str]:
+    """ "19:00 EST Friday 4 December 2026" -> ("19:00", "EST", "Friday 4 December 2026")."""
+    clock, label, day = text.split(" ", 2)
+    return clock, label, day
+
+
+def _check_local(text: str, iso: str, zone: str) -> None:
+    """The browser's rendering of ``iso`` in ``zone`` is the server's, up to the zone label
+    (the browser names zones itself: Intl says GMT+9 where tzdata says JST)."""
+    instant = _instant(iso)
+    clock, label, day = _split(text)
+    server_clock, server_label, server_day = _split(tz.render_in_zone(instant, zone))
+    assert (clock, day) == (server_clock, server_day), (text, iso, zone)
+    local = instant.astimezone(ZoneInfo(zone))
+    assert clock == local.strftime("%H:%M")
+    if zone == "America/New_York":
+        assert label == server_label  # EST / EDT, as tzdata says
+    else:
+        offset = tz.format_offset(local.utcoffset()).replace(":00", "").replace("+0", "+").replace("-0", "-")
+        assert label in {server_label, f"GMT{offset}"}, (label, server_label)
+
+
+def _shoot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+# --------------------------------------------------------------- reader's zone
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_release_page_shows_local_times_matching_the_api_and_the_model(browser, live_server, cycle, zone):
+    context = _context(browser, zone)
+    page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
+    assert page.errors == []
+    assert page.get_attribute("body", "data-applied-zone") == zone
+    assert page.url.endswith(f"?tz={zone}")  # the detected zone is in the URL
+    assert page.is_visible("th[data-viewer-slot]")
+    assert zone in page.inner_text("th[data-viewer-slot]")
+
+    shown = _shown_times(page)
+    for iso, text in shown:
+        _check_local(text, iso, zone)
+
+    # Every timed milestone (start and end of windows) is shown at its model instant.
+    expected = set()
+    for milestone in Milestone.objects.filter(release=cycle):
+        if milestone.at is not None:
+            expected.add(tz.isoformat_utc(milestone.at))
+            if milestone.ends_at:
+                expected.add(tz.isoformat_utc(milestone.ends_at))
+    assert {iso for iso, _ in shown} == expected
+
+    # ...and at the API's instants, with the API's wall clock in the reader's zone.
+    api = context.request.get(f"{live_server.url}/api/v1/releases/{cycle.slug}/milestones/", params={"tz": zone})
+    assert api.ok, api.status
+    body = api.json()
+    items = body["results"] if isinstance(body, dict) else body
+    timed = [item for item in items if item["at"]]
+    assert len(timed) == len([m for m in Milestone.objects.filter(release=cycle) if m.at])
+    for item in timed:
+        row = page.locator(f"tr[data-milestone='{item['id']}'] td.t-viewer time[data-viewer]").first
+        assert row.get_attribute("datetime") == item["at"]
+        clock, _label, day = _split(row.inner_text())
+        viewer_local = dt.datetime.fromisoformat(item["at_viewer"]["datetime"])
+        assert clock == viewer_local.strftime("%H:%M")
+        assert day == tz.render_date(viewer_local.date())
+    # Native and UTC columns are the server's own strings.
+    first = Milestone.objects.filter(release=cycle, at__isnull=False).order_by("at").first()
+    native = page.inner_text(f"tr[data-milestone='{first.pk}'] td.t-native")
+    assert tz.render_in_zone(first.at, first.zone) in native
+    assert tz.render_in_zone(first.at, "UTC") in page.inner_text(f"tr[data-milestone='{first.pk}'] td.t-utc")
+    context.close()
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_every_page_converts_to_the_browser_zone_and_is_screenshotted(browser, live_server, cycle, zone):
+    pages = {
+        "home": "/",
+        "release": f"/releases/{cycle.slug}/",
+        "exceptions": f"/releases/{cycle.slug}/exceptions/",
+        "kep": "/kep/2400/",
+    }
+    saved = []
+    for width_name, width in WIDTHS.items():
+        context = _context(browser, zone, width=width)
+        for name, path in pages.items():
+            page = _open(context, live_server.url + path)
+            assert page.errors == [], (path, page.errors)
+            shown = _shown_times(page)
+            assert shown, path
+            for iso, text in shown:
+                _check_local(text, iso, zone)
+            # Nothing spills sideways on a phone (the timeline scrolls inside its own box).
+            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 0, (path, width_name, overflow)
+            saved.append(_shoot(page, f"{name}-{zone.replace('/', '_')}-{width_name}"))
+            page.close()
+        context.close()
+    assert all(path.stat().st_size > 10_000 for path in saved)
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_kep_page_effective_deadlines_match_the_api(browser, live_server, cycle, zone):
+    context = _context(browser, zone)
+    page = _open(context, f"{live_server.url}/kep/2400/")
+    api = context.request.get(f"{live_server.url}/api/v1/enhancements/2400/", params={"tz": zone})
+    assert api.ok, api.status
+    granted = [r for r in api.json()["exception_requests"] if r.get("granted_until")]
+    assert len(granted) == 1
+    iso = granted[0]["granted_until"]
+    cells = page.locator(f"tr.extended time[data-viewer][datetime='{iso}']")
+    assert cells.count() == 1
+    clock, _label, day = _split(cells.first.inner_text())
+    viewer_local = dt.datetime.fromisoformat(granted[0]["granted_until_viewer"]["datetime"])
+    assert (clock, day) == (viewer_local.strftime("%H:%M"), tz.render_date(viewer_local.date()))
+    assert "Extended by exception" in page.inner_text("tr.extended")
+    context.close()
+
+
+# ------------------------------------------------------------ choosing a zone
+
+
+def test_tz_in_the_url_is_rendered_by_the_server_and_kept(browser, live_server, cycle):
+    context = _context(browser, "Asia/Tokyo")
+    page = _open(context, f"{live_server.url}/releases/{cycle.slug}/?tz=Europe/Berlin")
+    assert page.get_attribute("body", "data-applied-zone") == "Europe/Berlin"
+    for iso, text in _shown_times(page):
+        assert text == tz.render_in_zone(_instant(iso), "Europe/Berlin")  # the server's own labels (CET)
+    assert page.url.endswith("?tz=Europe/Berlin")
+    context.close()
+
+
+def test_a_chosen_zone_is_applied_remembered_and_put_in_the_url(browser, live_server, cycle):
+    context = _context(browser, "America/New_York")
+    page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
+    page.fill("#tz-input", "Asia/Kolkata")
+    page.press("#tz-input", "Enter")
+    page.wait_for_function("document.body.dataset.appliedZone === 'Asia/Kolkata'")
+    assert page.url.endswith("?tz=Asia/Kolkata")
+    for iso, text in _shown_times(page):
+        _check_local(text, iso, "Asia/Kolkata")
+    assert page.evaluate("localStorage.getItem('releasecal.tz')") == "Asia/Kolkata"
+    # Another page, no ?tz=: the remembered zone wins over the browser's own.
+    other = _open(context, f"{live_server.url}/kep/2400/")
+    assert other.get_attribute("body", "data-applied-zone") == "Asia/Kolkata"
+    assert other.url.endswith("?tz=Asia/Kolkata")
+    # "Use my browser's zone" forgets the choice.
+    other.click("[data-zone-detect]")
+    other.wait_for_function("document.body.dataset.appliedZone === 'America/New_York'")
+    assert other.evaluate("localStorage.getItem('releasecal.tz')") is None
+    context.close()
+
+
+def test_a_bad_tz_shows_a_message_and_the_schedule(browser, live_server, cycle):
+    context = _context(browser, "Asia/Tokyo")
+    page = context.new_page()
+    response = page.goto(f"{live_server.url}/releases/{cycle.slug}/?tz=Moon/Base")
+    assert response.status == 400
+    assert "That time zone was not recognised" in page.inner_text("[role=alert]")
+    assert "?tz=Moon/Base" in page.url  # the script leaves the reader's URL alone
+    assert page.is_visible("td.t-native")
+    context.close()
+
+
+# ------------------------------------------------------------- without script
+
+
+def test_without_javascript_times_show_in_native_zone_and_utc(browser, live_server, cycle):
+    context = _context(browser, "Asia/Tokyo", java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/releases/{cycle.slug}/")
+    assert not page.is_visible("th[data-viewer-slot]")
+    first = Milestone.objects.filter(release=cycle, at__isnull=False).order_by("at").first()
+    row = f"tr[data-milestone='{first.pk}']"
+    assert tz.render_in_zone(first.at, first.zone) in page.inner_text(f"{row} td.t-native")
+    assert tz.render_in_zone(first.at, "UTC") in page.inner_text(f"{row} td.t-utc")
+    assert page.is_visible("input.copy-input")  # the feed URL is still there to select
+    assert not page.is_visible("button.copy-btn")
+    home = context.new_page()
+    home.goto(f"{live_server.url}/")
+    assert home.inner_text("[role=timer]").startswith("in ")
+    _shoot(page, "release-nojs-desktop")
+    context.close()
+
+
+# ------------------------------------------------------------- interactions
+
+
+def test_the_countdown_ticks(browser, live_server, cycle):
+    context = _context(browser, "America/New_York")
+    page = _open(context, f"{live_server.url}/")
+    timer = page.locator("[role=timer]").first
+    before = timer.inner_text()
+    page.wait_for_timeout(1300)
+    assert timer.inner_text() != before
+    assert timer.inner_text().startswith("in ")
+    context.close()
+
+
+def test_the_copy_button_copies_the_feed_url(browser, live_server, cycle):
+    context = _context(browser, "America/New_York", permissions=["clipboard-read", "clipboard-write"])
+    page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
+    page.click("button.copy-btn >> nth=0")
+    page.wait_for_function("document.querySelector('.copy-status').textContent.length > 0")
+    assert page.evaluate("navigator.clipboard.readText()") == f"{live_server.url}/calendar/{cycle.slug}.ics"
+    context.close()
+
+
+def test_the_page_is_keyboard_reachable_with_a_visible_focus(browser, live_server, cycle):
+    context = _context(browser, "America/New_York")
+    page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip-link"
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline == "solid"
+    page.keyboard.press("Enter")
+    assert page.evaluate("location.hash") == "#content"
+    context.close()
