@@ -35,11 +35,18 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 # The whole suite. Uses PostgreSQL when DATABASE_URL is set, SQLite otherwise.
-test: install node_modules/.installed
+CHROMIUM ?= /usr/bin/chromium
+test: install node_modules/.installed $(CHROMIUM)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
+
+# Headless Chromium for the browser tests of the pages (Debian's package; never
+# `playwright install`). Without it the browser tests skip locally and fail in CI.
+$(CHROMIUM):
+	command -v apt-get >/dev/null 2>&1 && (apt-get update && apt-get install -y chromium) \
+		|| { echo "Chromium missing: install Debian's chromium package"; test "$$CI" != true; }
 
 lint: install
 	$(VENV)/bin/ruff check .
