@@ -6,6 +6,7 @@ import datetime as dt
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -19,6 +20,12 @@ def validate_zone(value: str) -> None:
         raise ValidationError(exc.message) from exc
     if canonical != value:
         raise ValidationError(f"Write the zone as {canonical!r}.")
+
+
+# Release names are versions ("1.31", "2024.2", "v1.31-rc"), which SlugField refuses.
+RELEASE_SLUG_VALIDATOR = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z", "Use letters, digits, dots, dashes and underscores, e.g. 1.31."
+)
 
 
 class ZoneField(models.CharField):
@@ -36,7 +43,12 @@ class Release(models.Model):
         ACTIVE = "active", "Active"
         RELEASED = "released", "Released"
 
-    slug = models.SlugField(max_length=32, unique=True, help_text="Short name used in URLs, e.g. 1.31")
+    slug = models.CharField(
+        max_length=32,
+        unique=True,
+        validators=[RELEASE_SLUG_VALIDATOR],
+        help_text="Short name used in URLs, e.g. 1.31 (letters, digits, dots, dashes, underscores)",
+    )
     name = models.CharField(max_length=200)
     zone = ZoneField(default="America/Los_Angeles", help_text="Native time zone of the schedule (IANA name or AoE)")
     start_date = models.DateField()
