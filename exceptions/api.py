@@ -28,6 +28,7 @@ from releasecal.api_common import (
     error_responses,
     parse_instant_input,
     serializer_context,
+    viewer_zone,
 )
 from releasecal.errors import NotAllowed, NotFound, ValidationFailed
 from releasecal.models import Enhancement, Milestone
@@ -251,13 +252,13 @@ class ExceptionListCreateApi(generics.ListAPIView):
         return _request_queryset()
 
     def get_serializer_context(self):
-        return {**super().get_serializer_context(), "viewer_zone": self._viewer_zone}
+        return {**super().get_serializer_context(), "viewer_zone": viewer_zone(self.request)}
 
     @extend_schema(
         parameters=[TZ_PARAMETER], responses={200: ExceptionOutputSerializer(many=True)} | error_responses(400)
     )
     def get(self, request, *args, **kwargs):
-        self._viewer_zone = serializer_context(request)["viewer_zone"]
+        viewer_zone(request)  # a bad zone is a 400 before any query runs
         return super().get(request, *args, **kwargs)
 
     @extend_schema(

@@ -29,6 +29,7 @@ from releasecal.api_common import (
     TimeAwareOutputSerializer,
     error_responses,
     serializer_context,
+    viewer_zone,
 )
 from releasecal.errors import NotFound, ValidationFailed
 from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release, Tracking
@@ -40,10 +41,10 @@ class TimeAwareListView(generics.ListAPIView):
     permission_classes = [AllowAny]
 
     def get_serializer_context(self):
-        return {**super().get_serializer_context(), "viewer_zone": self._viewer_zone}
+        return {**super().get_serializer_context(), "viewer_zone": viewer_zone(self.request)}
 
     def list(self, request, *args, **kwargs):
-        self._viewer_zone = serializer_context(request)["viewer_zone"]  # a bad zone is a 400 up front
+        viewer_zone(request)  # a bad zone is a 400 before any query runs
         return super().list(request, *args, **kwargs)
 
 
@@ -305,6 +306,10 @@ class NextDeadline:
     original: dt.datetime
     exception_id: int | None = None
     keps: list[int] = field(default_factory=list)
+
+    @property
+    def is_extension(self) -> bool:
+        return self.source == "exception"
 
     def display(self) -> str:
         return tz.render(self.instant, self.zone)

@@ -1,6 +1,7 @@
 """/api/: the v1 REST API, its OpenAPI schema and a browsable docs page."""
 
-from django.urls import include, path, register_converter
+from django.http import HttpRequest, JsonResponse
+from django.urls import include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from exceptions import api as exceptions_api
@@ -53,8 +54,16 @@ v1 += [
     path("feed-tokens/<int:token_id>/revoke/", feeds_api.FeedTokenRevokeApi.as_view(), name="feed-token-revoke"),
 ]
 
+
+def api_not_found(request: HttpRequest, unmatched: str = "") -> JsonResponse:
+    """Unmatched /api/ paths (``exceptions/abc/``) answer in the API's error shape."""
+    return JsonResponse({"message": "No such API endpoint.", "extra": {"path": request.path}}, status=404)
+
+
 urlpatterns = [
     path("v1/", include((v1, "v1"), namespace="v1")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Keep last: JSON 404 for anything else under /api/.
+    re_path(r"^(?P<unmatched>.*)$", api_not_found, name="api-not-found"),
 ]

@@ -1,3 +1,13 @@
-"""URL patterns: filled in by the feature that owns them."""
+"""/slack/: the signed endpoints Slack calls (both also answer with a trailing slash)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from slack_integration.commands import commands
+from slack_integration.interactions import interactions
+
+urlpatterns = [
+    path("commands", commands, name="slack-commands"),
+    path("commands/", commands),
+    path("interactions", interactions, name="slack-interactions"),
+    path("interactions/", interactions),
+]

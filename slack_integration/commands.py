@@ -1,0 +1,224 @@
+"""The ``/relcal`` slash command: answers from the database in one short request.
+
+Subcommands: ``next``, ``next <kind>``, ``kep <n>``, ``release <slug>``,
+``exceptions pending``, ``tz <zone>``, ``help``. Answers are Block Kit and ephemeral
+(only the caller sees them). Every deadline sentence is rendered by ``releasecal.tz``;
+when the caller has set a zone with ``tz``, it is shown in that zone too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.http import HttpRequest, JsonResponse
+
+from exceptions.models import ExceptionRequest
+from releasecal import selectors, tz
+from releasecal.api import deadlines_next
+from releasecal.errors import DomainError
+from releasecal.models import Enhancement, MilestoneKind, Release, Tracking
+from slack_integration import services
+from slack_integration.blocks import clip, context, header, section
+from slack_integration.models import SlackIdentity
+from slack_integration.signature import slack_signed
+
+HELP = "\n".join(
+    [
+        "*/relcal* answers from the release calendar:",
+        "• `/relcal next` the next deadlines of the active releases",
+        "• `/relcal next code-freeze` the next deadline of one kind",
+        "• `/relcal kep 1880` a KEP: its deadlines (extensions applied) and exception requests",
+        "• `/relcal release 1.31` a release's schedule",
+        "• `/relcal exceptions pending` requests waiting for a decision",
+        "• `/relcal tz Europe/Berlin` also show times in your zone (remembered)",
+        "• `/relcal help` this message",
+    ]
+)
+MAX_ROWS = 20
+
+
+def reply(text: str, blocks: list[dict] | None = None) -> dict:
+    return {"response_type": "ephemeral", "text": clip(text, 3000), "blocks": (blocks or [section(text)])[:50]}
+
+
+def _when(instant, zone: str, viewer: str | None) -> str:
+    text = tz.render(instant, zone)
+    if viewer and tz.normalize_zone_name(viewer) not in {tz.normalize_zone_name(zone), "UTC"}:
+        text += f"\n      _your time: {tz.render_in_zone(instant, viewer)}_"
+    return text
+
+
+def _milestone_when(milestone, viewer: str | None) -> str:
+    if milestone.is_all_day:
+        return milestone.display() + " (all day)"
+    return _when(milestone.at, milestone.zone, viewer)
+
+
+def cmd_help(args: list[str], identity: SlackIdentity | None) -> dict:
+    return reply(HELP)
+
+
+def cmd_next(args: list[str], identity: SlackIdentity | None) -> dict:
+    viewer = identity.zone if identity else None
+    releases = list(selectors.release_list_active())
+    if not releases:
+        return reply("No active release.")
+    kind = "-".join(args).lower() if args else ""
+    if kind and not MilestoneKind.objects.filter(slug=kind).exists():
+        kinds = ", ".join(f"`{k}`" for k in MilestoneKind.objects.values_list("slug", flat=True))
+        return reply(f"No milestone kind `{kind}`. Known kinds: {kinds}.")
+    rows = deadlines_next(releases=releases, enhancements=None, now=tz.utc_now(), limit=200)
+    if kind:
+        rows = [row for row in rows if row.milestone.kind.slug == kind]
+    rows = rows[: 1 if kind else 5]
+    if not rows:
+        return reply(f"No upcoming {kind or 'deadline'} in the active releases.")
+    lines = [
+        f"*{row.milestone.title}* ({row.milestone.release.slug}): {_milestone_when(row.milestone, viewer)}"
+        for row in rows
+    ]
+    title = f"Next {kind}" if kind else "Next deadlines"
+    return reply(f"{title}\n" + "\n".join(lines), [header(title), section("\n".join(lines)), _zone_hint(identity)])
+
+
+def _zone_hint(identity: SlackIdentity | None) -> dict:
+    if identity and identity.zone:
+        return context(f"Also shown in your zone, {identity.zone}. Change it with `/relcal tz <zone>`.")
+    return context("Tip: `/relcal tz Europe/Berlin` also shows every time in your zone.")
+
+
+def _kep_number(text: str) -> int | None:
+    match = re.fullmatch(r"(?:kep-?)?#?(\d{1,9})", text.strip().lower())
+    return int(match.group(1)) if match else None
+
+
+def cmd_kep(args: list[str], identity: SlackIdentity | None) -> dict:
+    viewer = identity.zone if identity else None
+    number = _kep_number(args[0]) if args else None
+    if number is None:
+        return reply("Usage: `/relcal kep 1880`")
+    enhancement = Enhancement.objects.filter(number=number).first()
+    if enhancement is None:
+        return reply(f"No KEP {number} is known.")
+    tracked = list(Tracking.objects.filter(enhancement=enhancement).select_related("release"))
+    lines = [f"SIG {enhancement.owning_sig}"] + [
+        f"{t.release.slug}: {t.get_stage_display().lower()}, {t.get_status_display().lower()}" for t in tracked
+    ]
+    blocks = [header(f"KEP-{number}: {enhancement.title}"), section("\n".join(lines))]
+    releases = [t.release for t in tracked if t.release.status != Release.Status.RELEASED]
+    rows = deadlines_next(releases=releases, enhancements=[enhancement], now=tz.utc_now(), limit=5)
+    if rows:
+        deadline_lines = []
+        for row in rows:
+            when = _when(row.instant, row.zone, viewer) if row.is_extension else _milestone_when(row.milestone, viewer)
+            suffix = f" _(extended by exception #{row.exception_id})_" if row.is_extension else ""
+            deadline_lines.append(f"*{row.milestone.title}* ({row.milestone.release.slug}): {when}{suffix}")
+        blocks.append(section("*Next deadlines*\n" + "\n".join(deadline_lines)))
+    requests = list(
+        ExceptionRequest.objects.filter(enhancement=enhancement)
+        .select_related("release", "milestone", "decision")
+        .order_by("-submitted_at")[:MAX_ROWS]
+    )
+    if requests:
+        request_lines = [_request_line(r, viewer) for r in requests]
+        blocks.append(section("*Exception requests*\n" + "\n".join(request_lines)))
+    else:
+        blocks.append(context("No exception requests."))
+    return reply(f"KEP-{number}: {enhancement.title}", blocks)
+
+
+def _request_line(request: ExceptionRequest, viewer: str | None) -> str:
+    line = f"#{request.pk} {request.milestone.title} ({request.release.slug}), {request.days} days: *{request.state}*"
+    decision = getattr(request, "decision", None)
+    if request.state == ExceptionRequest.State.APPROVED and decision is not None:
+        line += f" until {_when(decision.granted_until, decision.granted_zone, viewer)}"
+    return line
+
+
+def cmd_release(args: list[str], identity: SlackIdentity | None) -> dict:
+    viewer = identity.zone if identity else None
+    if not args:
+        slugs = ", ".join(f"`{r.slug}`" for r in selectors.release_list_active()) or "none"
+        return reply(f"Usage: `/relcal release 1.31`. Active releases: {slugs}.")
+    release = Release.objects.filter(slug=args[0]).first()
+    if release is None:
+        return reply(f"No release `{args[0]}`.")
+    now = tz.utc_now()
+    lines = []
+    for milestone in selectors.milestone_list(release=release):
+        line = f"*{milestone.title}*: {_milestone_when(milestone, viewer)}"
+        if milestone.cancelled:
+            line = f"~{milestone.title}~ (cancelled)"
+        elif milestone.deadline < now:
+            line = f"{milestone.title}: {_milestone_when(milestone, None)} (passed)"
+        lines.append(line)
+    chunks, current = [], ""
+    for line in lines:  # Slack sections hold 3000 characters
+        if len(current) + len(line) > 2800:
+            chunks.append(current)
+            current = ""
+        current += line + "\n"
+    chunks.append(current or "No milestones yet.")
+    blocks = [header(f"{release.name} ({release.get_status_display().lower()}, {release.zone})")]
+    blocks += [section(chunk) for chunk in chunks[:45]]
+    blocks.append(_zone_hint(identity))
+    return reply(f"{release.name} schedule", blocks)
+
+
+def cmd_exceptions(args: list[str], identity: SlackIdentity | None) -> dict:
+    if [a.lower() for a in args] != ["pending"]:
+        return reply("Usage: `/relcal exceptions pending`")
+    pending = list(
+        ExceptionRequest.objects.filter(state=ExceptionRequest.State.PENDING)
+        .select_related("release", "milestone", "enhancement", "requester")
+        .order_by("submitted_at")[:MAX_ROWS]
+    )
+    if not pending:
+        return reply("No exception request is waiting for a decision.")
+    viewer = identity.zone if identity else None
+    lines = [
+        f"#{r.pk} KEP-{r.enhancement.number} {r.enhancement.title}: {r.milestone.title} ({r.release.slug}), "
+        f"{r.days} days, by {r.requester_label}, sent {_when(r.submitted_at, r.release.zone, viewer)}"
+        for r in pending
+    ]
+    return reply("Pending exception requests", [header("Pending exception requests"), section("\n".join(lines))])
+
+
+def cmd_tz(args: list[str], identity: SlackIdentity | None, *, slack_user_id: str, team_id: str) -> dict:
+    if not args:
+        current = identity.zone if identity and identity.zone else "not set"
+        return reply(f"Your zone: {current}. Set it with `/relcal tz Europe/Berlin`.")
+    try:
+        saved = services.slack_identity_set_zone(slack_user_id=slack_user_id, team_id=team_id, zone=" ".join(args))
+    except DomainError as exc:
+        return reply(exc.message)
+    return reply(f"Saved: times are also shown in {saved.zone} (now {tz.render_in_zone(tz.utc_now(), saved.zone)}).")
+
+
+COMMANDS = {
+    "help": cmd_help,
+    "next": cmd_next,
+    "kep": cmd_kep,
+    "release": cmd_release,
+    "exceptions": cmd_exceptions,
+}
+
+
+def relcal(text: str, *, slack_user_id: str, team_id: str = "") -> dict:
+    """The answer to ``/relcal <text>`` for one Slack user."""
+    words = text.split()
+    name, args = (words[0].lower(), words[1:]) if words else ("help", [])
+    identity = SlackIdentity.objects.filter(slack_user_id=slack_user_id).first() if slack_user_id else None
+    if name == "tz":
+        return cmd_tz(args, identity, slack_user_id=slack_user_id, team_id=team_id)
+    command = COMMANDS.get(name)
+    if command is None:
+        return reply(f"Unknown subcommand `{clip(name, 40)}`.\n\n{HELP}")
+    return command(args, identity)
+
+
+@slack_signed
+def commands(request: HttpRequest, form: dict[str, str]) -> JsonResponse:
+    if not form.get("user_id"):
+        return JsonResponse({"message": "Not a slash command payload.", "extra": {}}, status=400)
+    return JsonResponse(relcal(form.get("text", ""), slack_user_id=form["user_id"], team_id=form.get("team_id", "")))

@@ -1,0 +1,86 @@
+"""Approve / Reject buttons on the release-team channel message.
+
+The Slack user is mapped to a releasecal user through SlackIdentity; the decision goes
+through ``exceptions.services`` (same permission, same "not your own request" rule,
+same 409 for a second decision). The message is then rewritten by the
+``slack_update_exception_messages`` task (queued by the workflow hook after commit)
+with the decision and a deadline sentence from the time module.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from exceptions import services as workflow
+from exceptions.models import ExceptionRequest
+from releasecal.errors import DomainError
+from slack_integration import services
+from slack_integration.blocks import APPROVE_ACTION, REJECT_ACTION
+from slack_integration.models import SlackDecisionMessage, SlackIdentity
+from slack_integration.signature import slack_signed
+
+logger = logging.getLogger(__name__)
+
+
+def _bad(message: str) -> JsonResponse:
+    return JsonResponse({"message": message, "extra": {}}, status=400)
+
+
+def decide_from_slack(*, payload: dict) -> str | None:
+    """Apply one button press. Returns a message for the presser when nothing was decided."""
+    action = (payload.get("actions") or [{}])[0]
+    action_id, value = action.get("action_id"), str(action.get("value", ""))
+    if action_id not in {APPROVE_ACTION, REJECT_ACTION}:
+        return None
+    slack_user_id = (payload.get("user") or {}).get("id", "")
+    identity = SlackIdentity.objects.select_related("user").filter(slack_user_id=slack_user_id).first()
+    if identity is None or identity.user is None:
+        return (
+            "Your Slack account is not linked to a releasecal user, so you cannot decide requests. "
+            "Ask an admin to add a Slack identity for you."
+        )
+    if not value.isdigit():
+        return "This button does not name a request."
+    request = ExceptionRequest.objects.filter(pk=int(value)).first()
+    if request is None:
+        return f"Exception request #{value} no longer exists."
+    _remember_message(payload, request)
+    try:
+        if action_id == APPROVE_ACTION:
+            workflow.exception_request_approve(request=request, actor=identity.user, note="Approved from Slack")
+        else:
+            workflow.exception_request_reject(request=request, actor=identity.user, note="Rejected from Slack")
+    except DomainError as exc:
+        return exc.message
+    return None
+
+
+def _remember_message(payload: dict, request: ExceptionRequest) -> None:
+    """A message posted some other way still gets updated with the decision."""
+    channel = (payload.get("channel") or {}).get("id") or (payload.get("container") or {}).get("channel_id")
+    ts = (payload.get("container") or {}).get("message_ts") or (payload.get("message") or {}).get("ts")
+    if channel and ts:
+        SlackDecisionMessage.objects.get_or_create(channel=channel, ts=ts, defaults={"request": request})
+
+
+@slack_signed
+def interactions(request: HttpRequest, form: dict[str, str]) -> HttpResponse:
+    try:
+        payload = json.loads(form.get("payload", ""))
+    except ValueError:
+        return _bad("The payload is not JSON.")
+    if not isinstance(payload, dict):
+        return _bad("The payload is not a JSON object.")
+    if payload.get("type") != "block_actions":
+        return HttpResponse(status=200)
+    problem = decide_from_slack(payload=payload)
+    if problem:
+        services.slack_post_ephemeral(
+            channel=(payload.get("channel") or {}).get("id", ""),
+            user=(payload.get("user") or {}).get("id", ""),
+            text=problem,
+        )
+    return HttpResponse(status=200)

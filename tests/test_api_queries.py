@@ -1,0 +1,90 @@
+"""List endpoints cost the same number of queries for 5 rows as for 500."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, SignOff
+from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release, Tracking
+
+
+def make_rows(release: Release, milestone: Milestone, user, start: int, count: int) -> None:
+    """``count`` KEPs, each tracked with an owner and a request; every other one approved."""
+    keps = Enhancement.objects.bulk_create(
+        Enhancement(number=start + i, title=f"KEP {start + i}", owning_sig="node", participating_sigs=["node"])
+        for i in range(count)
+    )
+    EnhancementOwner.objects.bulk_create(EnhancementOwner(enhancement=k, github=f"gh{k.number}") for k in keps)
+    Tracking.objects.bulk_create(Tracking(release=release, enhancement=k, stage="beta") for k in keps)
+    at = milestone.deadline + dt.timedelta(hours=1)
+    requests = ExceptionRequest.objects.bulk_create(
+        ExceptionRequest(
+            release=release,
+            enhancement=k,
+            milestone=milestone,
+            requester=user,
+            days=2,
+            submitted_at=at,
+            state="approved" if i % 2 else "pending",
+        )
+        for i, k in enumerate(keps)
+    )
+    ExceptionRequestRevision.objects.bulk_create(
+        ExceptionRequestRevision(request=r, number=n, created_at=at, days=2, created_by=user)
+        for r in requests
+        for n in (1, 2)
+    )
+    SignOff.objects.bulk_create(SignOff(request=r, author_label="sig lead", at=at) for r in requests)
+    Decision.objects.bulk_create(
+        Decision(
+            request=r,
+            outcome="approved",
+            decided_by=user,
+            decided_at=at,
+            granted_until=at + dt.timedelta(days=2),
+            granted_zone="America/Los_Angeles",
+            freeze_at=milestone.deadline,
+        )
+        for r in requests
+        if r.state == "approved"
+    )
+    for i in range(count):
+        Milestone.objects.create(
+            release=release, kind=milestone.kind, title=f"Extra {start + i}", at=at, zone="Europe/Berlin"
+        )
+
+
+def count_queries(url: str, params: dict) -> tuple[int, int]:
+    with CaptureQueriesContext(connection) as queries:
+        response = APIClient().get(url, params)
+    assert response.status_code == 200, response.content
+    body = response.json()
+    rows = body["count"] if "count" in body else len(body.get("milestones", body.get("deadlines", [])))
+    return len(queries), rows
+
+
+@pytest.mark.parametrize(
+    ("url", "params"),
+    [
+        ("/api/v1/exceptions/", {"limit": 1000, "tz": "Europe/Berlin"}),
+        ("/api/v1/exceptions/", {"limit": 1000, "state": "approved", "sig": "node", "ordering": "-days"}),
+        ("/api/v1/enhancements/", {"limit": 1000, "release": "1.31", "sig": "node"}),
+        ("/api/v1/milestones/", {"limit": 1000, "release": "1.31", "tz": "Asia/Tokyo"}),
+        ("/api/v1/releases/1.31/milestones/", {"limit": 1000}),
+        ("/api/v1/releases/1.31/", {}),
+        ("/api/v1/releases/", {"limit": 1000}),
+        ("/api/v1/deadlines/next/", {"sig": "node", "release": "1.31", "limit": 100}),
+    ],
+)
+def test_list_query_count_does_not_grow_with_rows(url, params, release, code_freeze, requester, monkeypatch):
+    make_rows(release, code_freeze, requester, start=10_000, count=5)
+    few, few_rows = count_queries(url, params)
+    make_rows(release, code_freeze, requester, start=20_000, count=495)
+    many, many_rows = count_queries(url, params)
+    assert many_rows > few_rows or url.endswith(("/releases/", "/deadlines/next/"))
+    assert many == few, f"{few} queries for {few_rows} rows, {many} for {many_rows}"
