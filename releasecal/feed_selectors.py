@@ -16,7 +16,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from django.conf import settings
 from django.db import connection
@@ -43,7 +46,15 @@ class FeedScope:
     releases: QuerySet[Release]
     requests: QuerySet[ExceptionRequest] | None
     # Each must hold at least one row, else the feed is a 404 with that message.
+    # ``subjects`` are counted in the fingerprint query, so they must be indexed
+    # look-ups; ``late_subjects`` are checked when the feed is built and the answer is
+    # cached with it (the fingerprint then covers their tables through ``extra``).
     subjects: list[tuple[QuerySet, str]] = field(default_factory=list)
+    late_subjects: list[tuple[QuerySet, str]] = field(default_factory=list)
+    # A cheap superset of ``requests`` for the fingerprint (indexed filter), and the
+    # KEPs whose titles the feed shows.
+    requests_fingerprint: QuerySet[ExceptionRequest] | None = None
+    enhancements: QuerySet[Enhancement] | None = None
     extra: list[tuple[QuerySet, str]] = field(default_factory=list)  # (queryset, "count"|"max:<f>"|"sum:<f>")
     sig: str = ""
     number: int | None = None
@@ -51,6 +62,9 @@ class FeedScope:
 
 
 # ------------------------------------------------------------------------ scopes
+# Building a dozen querysets costs more than running the fingerprint query, so scopes
+# are memoised by their arguments. Querysets are only ever cloned (``.filter``,
+# ``.values``, ``.order_by``), never evaluated in place, so sharing them is safe.
 
 
 def _sig_q(sig: str, prefix: str = "") -> Q:
@@ -59,6 +73,7 @@ def _sig_q(sig: str, prefix: str = "") -> Q:
     return Q(**{f"{prefix}owning_sig": sig}) | Q(**{f"{prefix}participating_sigs__icontains": f'"{sig}"'})
 
 
+@lru_cache(maxsize=1024)
 def feed_scope_release(*, slug: str) -> FeedScope:
     releases = Release.objects.filter(slug=slug)
     return FeedScope(
@@ -72,6 +87,7 @@ def feed_scope_release(*, slug: str) -> FeedScope:
     )
 
 
+@lru_cache(maxsize=1024)
 def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
     releases = Release.objects.filter(slug=slug)
     return FeedScope(
@@ -81,14 +97,18 @@ def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
         private=False,
         releases=releases,
         requests=ExceptionRequest.objects.filter(release__slug=slug).filter(_sig_q(sig, "enhancement__")),
-        subjects=[
-            (releases, f"No release {slug!r}."),
-            (Enhancement.objects.filter(_sig_q(sig)), f"No KEP belongs to SIG {sig!r}."),
-        ],
+        # Every request of the release: a superset found through the release index,
+        # where the SIG filter would need a scan of KEP JSON on every request.
+        requests_fingerprint=ExceptionRequest.objects.filter(release__in=releases.values("pk")),
+        # Any KEP change (its SIGs, its title, a new KEP of this SIG) changes the key.
+        enhancements=Enhancement.objects.all(),
+        subjects=[(releases, f"No release {slug!r}.")],
+        late_subjects=[(Enhancement.objects.filter(_sig_q(sig)), f"No KEP belongs to SIG {sig!r}.")],
         sig=sig,
     )
 
 
+@lru_cache(maxsize=1024)
 def feed_scope_kep(*, number: int) -> FeedScope:
     in_kep = Q(tracking__enhancement__number=number) | Q(exception_requests__enhancement__number=number)
     releases = Release.objects.filter(pk__in=Release.objects.filter(in_kep).values("pk"))
@@ -99,12 +119,14 @@ def feed_scope_kep(*, number: int) -> FeedScope:
         private=False,
         releases=releases,
         requests=ExceptionRequest.objects.filter(enhancement__number=number),
+        enhancements=Enhancement.objects.filter(number=number),
         subjects=[(Enhancement.objects.filter(number=number), f"No KEP {number}.")],
         extra=[(Tracking.objects.filter(enhancement__number=number), "max:updated_at")],
         number=number,
     )
 
 
+@lru_cache(maxsize=1024)
 def feed_scope_all() -> FeedScope:
     return FeedScope(
         key="all",
@@ -118,21 +140,27 @@ def feed_scope_all() -> FeedScope:
 
 def feed_scope_user(*, user) -> FeedScope:
     """A user's KEPs (EnhancementOwner.user) and the releases they lead."""
-    owned = EnhancementOwner.objects.filter(user=user)
+    return _feed_scope_user(user_id=user.pk, username=user.get_username())
+
+
+@lru_cache(maxsize=1024)
+def _feed_scope_user(*, user_id: int, username: str) -> FeedScope:
+    owned = EnhancementOwner.objects.filter(user_id=user_id)
     kep_ids = owned.values("enhancement_id")
     releases = Release.objects.filter(
         pk__in=Release.objects.filter(
-            Q(leads=user) | Q(tracking__enhancement__in=kep_ids) | Q(exception_requests__enhancement__in=kep_ids)
+            Q(leads__id=user_id) | Q(tracking__enhancement__in=kep_ids) | Q(exception_requests__enhancement__in=kep_ids)
         ).values("pk")
     )
-    leads = Release.leads.through.objects.filter(user_id=user.pk)
+    leads = Release.leads.through.objects.filter(user_id=user_id)
     return FeedScope(
-        key=f"user:{user.pk}",
+        key=f"user:{user_id}",
         kind="user",
         filename="releasecal-my-feed.ics",
         private=True,
         releases=releases,
         requests=ExceptionRequest.objects.filter(enhancement__in=kep_ids),
+        enhancements=Enhancement.objects.filter(pk__in=kep_ids),
         extra=[
             (owned, "count"),
             (owned, "sum:enhancement_id"),
@@ -140,64 +168,97 @@ def feed_scope_user(*, user) -> FeedScope:
             (leads, "sum:release_id"),
             (Tracking.objects.filter(enhancement__in=kep_ids), "max:updated_at"),
         ],
-        user_label=user.get_username(),
+        user_label=username,
     )
 
 
 # -------------------------------------------------------------------- fingerprint
 
 
-def _scalar(qs: QuerySet, how: str, alias: str) -> tuple[str, list]:
-    """SQL of one scalar subquery over ``qs``: COUNT(*), MAX(field) or SUM(field)."""
+def _aggregate(qs: QuerySet, hows: tuple[str, ...], alias: str) -> tuple[str, list]:
+    """SQL of one scalar subquery over ``qs`` giving ``"count/max/sum..."`` as text:
+    one pass over the rows for every aggregate of that queryset."""
     # Only ORM-compiled SQL with its parameters and fixed identifiers go in here.
-    if how == "count":
-        sql, params = qs.order_by().values_list("pk").query.sql_with_params()
-        return f"(SELECT COUNT(*) FROM ({sql}) {alias})", list(params)  # noqa: S608
-    op, _, column = how.partition(":")
-    function = {"max": "MAX", "sum": "SUM"}[op]
-    sql, params = qs.order_by().annotate(fp_value=F(column)).values_list("fp_value").query.sql_with_params()
-    quoted = connection.ops.quote_name("fp_value")
-    return f"(SELECT {function}({alias}.{quoted}) FROM ({sql}) {alias})", list(params)  # noqa: S608
+    columns = {f"fp{i}": F(how.partition(":")[2]) for i, how in enumerate(hows) if how != "count"}
+    sql, params = qs.order_by().annotate(**columns).values_list("pk", *columns).query.sql_with_params()
+    pieces = []
+    for i, how in enumerate(hows):
+        if how == "count":
+            pieces.append("CAST(COUNT(*) AS TEXT)")
+            continue
+        function = {"max": "MAX", "sum": "SUM", "count": "COUNT"}[how.partition(":")[0]]
+        column = f"{alias}.{connection.ops.quote_name(f'fp{i}')}"
+        pieces.append(f"COALESCE(CAST({function}({column}) AS TEXT), '')")
+    joined = " || '/' || ".join(pieces)
+    return f"(SELECT {joined} FROM ({sql}) {alias})", list(params)  # noqa: S608
 
 
-def _fingerprint_parts(scope: FeedScope) -> list[tuple[QuerySet, str]]:
+def _fingerprint_parts(scope: FeedScope) -> list[tuple[QuerySet, tuple[str, ...]]]:
     milestones = Milestone.objects.filter(release__in=scope.releases.values("pk"))
-    parts: list[tuple[QuerySet, str]] = [(qs, "count") for qs, _ in scope.subjects]
+    parts: list[tuple[QuerySet, tuple[str, ...]]] = [(qs, ("count",)) for qs, _ in scope.subjects]
     parts += [
-        (scope.releases, "count"),
-        (scope.releases, "max:updated_at"),
-        (milestones, "count"),
-        (milestones, "max:updated_at"),
-        (milestones, "sum:sequence"),
+        (scope.releases, ("count", "max:updated_at")),
+        (milestones, ("count", "max:updated_at", "sum:sequence")),
     ]
     if scope.requests is not None:
-        request_ids = scope.requests.values("pk")
-        parts += [
-            (scope.requests, "count"),
-            (scope.requests, "max:updated_at"),
-            (Decision.objects.filter(request__in=request_ids), "count"),
-            (Decision.objects.filter(request__in=request_ids), "max:decided_at"),
-            (ExceptionRequestRevision.objects.filter(request__in=request_ids), "count"),
-            (Enhancement.objects.filter(exception_requests__in=request_ids), "max:updated_at"),
-        ]
-    return parts + scope.extra
+        requests = scope.requests_fingerprint if scope.requests_fingerprint is not None else scope.requests
+        # Every workflow step saves the request (updated_at), amendments included, so
+        # revisions need no term. Decisions are insert-only: the newest id and the
+        # count of the whole table see any new or removed one, without a join.
+        parts.append((requests, ("count", "max:updated_at")))
+        parts.append((Decision.objects.all(), ("count", "max:id")))
+    if scope.enhancements is not None:
+        parts.append((scope.enhancements, ("count", "max:updated_at")))
+    return parts + [(qs, (how,)) for qs, how in scope.extra]
+
+
+# The SQL of a scope depends only on its key (and the database), and compiling a dozen
+# querysets costs far more than running them: compile once per key.
+_compiled: OrderedDict[tuple[str, str], tuple[str, tuple]] = OrderedDict()
+_compiled_lock = threading.Lock()
+_COMPILED_MAX = 1024
+
+
+def _fingerprint_sql(scope: FeedScope) -> tuple[str, tuple]:
+    key = (connection.vendor, scope.key)
+    with _compiled_lock:
+        found = _compiled.get(key)
+    if found is not None:
+        return found
+    selects, params = [], []
+    for index, (qs, hows) in enumerate(_fingerprint_parts(scope)):
+        sql, sub_params = _aggregate(qs, hows, f"fp{index}")
+        selects.append(sql)
+        params += sub_params
+    found = ("SELECT " + ", ".join(selects), tuple(params))
+    with _compiled_lock:
+        _compiled[key] = found
+        while len(_compiled) > _COMPILED_MAX:
+            _compiled.popitem(last=False)
+    return found
 
 
 def feed_fingerprint(scope: FeedScope) -> tuple[str, str]:
     """``(not_found_message, fingerprint)`` in one query; the message is empty when
-    the feed's subject (release, KEP, SIG) exists."""
-    selects, params = [], []
-    for index, (qs, how) in enumerate(_fingerprint_parts(scope)):
-        sql, sub_params = _scalar(qs, how, f"fp{index}")
-        selects.append(sql)
-        params += sub_params
+    the feed's indexed subjects (release, KEP) exist."""
+    sql, params = _fingerprint_sql(scope)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT " + ", ".join(selects), params)
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     text = "|".join(str(value) for value in row)
     digest = hashlib.sha256(f"{ical.FORMAT_VERSION}|{settings.SITE_HOST}|{settings.SITE_URL}|{text}".encode())
-    missing = next((message for (_, message), count in zip(scope.subjects, row, strict=False) if not count), "")
+    missing = next(
+        (message for (_, message), count in zip(scope.subjects, row, strict=False) if count in (None, "", "0")), ""
+    )
     return missing, digest.hexdigest()
+
+
+def feed_missing_late_subject(scope: FeedScope) -> str:
+    """The 404 message of a subject checked at build time (one query each), or ""."""
+    for qs, message in scope.late_subjects:
+        if not qs.exists():
+            return message
+    return ""
 
 
 # -------------------------------------------------------------------------- build

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
+from django.urls import Resolver404, resolve
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from django.views.decorators.http import require_safe
@@ -27,6 +28,7 @@ from releasecal.feed_selectors import (
     FeedScope,
     feed_build,
     feed_fingerprint,
+    feed_missing_late_subject,
     feed_scope_all,
     feed_scope_kep,
     feed_scope_release,
@@ -47,6 +49,7 @@ class FeedEntry:
     body: bytes
     etag: str
     last_modified: int  # POSIX seconds, for Last-Modified / If-Modified-Since
+    missing: str = ""  # a 404 message when a subject checked at build time is absent
 
 
 class _LocalCache:
@@ -92,6 +95,12 @@ def _entry(scope: FeedScope, fingerprint: str) -> FeedEntry:
         return entry
     entry = cache.get(key)
     if not isinstance(entry, FeedEntry):
+        missing = feed_missing_late_subject(scope)
+        if missing:
+            entry = FeedEntry(body=b"", etag="", last_modified=0, missing=missing)
+            cache.set(key, entry, CACHE_TIMEOUT)
+            local_cache.put(key, entry)
+            return entry
         built = feed_build(scope)
         entry = FeedEntry(
             body=built.body,
@@ -128,6 +137,8 @@ def _serve(request: HttpRequest, scope: FeedScope) -> HttpResponse:
     if missing:
         return _not_found(missing)
     entry = _entry(scope, fingerprint)
+    if entry.missing:
+        return _not_found(entry.missing)
     headers = _headers(scope, entry)
     not_modified = get_conditional_response(request, etag=entry.etag, last_modified=entry.last_modified)
     if not_modified is not None:
@@ -172,3 +183,30 @@ def personal_feed(request: HttpRequest, token: str) -> HttpResponse:
     response = _serve(request, feed_scope_user(user=row.user))
     response._has_been_logged = True  # never log this path, whatever the status
     return response
+
+
+FEED_VIEWS = frozenset({release_feed, sig_feed, kep_feed, all_feed, personal_feed})
+
+
+class FeedFastPathMiddleware:
+    """Serve /calendar/ feeds right after WhiteNoise, the way it serves static files.
+
+    Feeds use no session, CSRF token, user or message, so the middleware below this
+    one only costs time on every calendar poll. Host validation still applies (the
+    ``get_host`` call) and SecurityMiddleware, above, still adds its headers; any
+    other path, or a /calendar/ path no feed matches, goes down the normal stack.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith("/calendar/"):
+            try:
+                match = resolve(request.path_info)
+            except Resolver404:
+                match = None
+            if match is not None and match.func in FEED_VIEWS:
+                request.get_host()  # DisallowedHost -> 400, as CommonMiddleware would
+                return match.func(request, *match.args, **match.kwargs)
+        return self.get_response(request)

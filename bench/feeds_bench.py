@@ -1,0 +1,287 @@
+"""Feed speed: cold render, then warm feed vs a static file of the same bytes, side by side.
+
+    .venv/bin/python bench/feeds_bench.py [--seconds 5] [--rounds 3] [--clients 4] [--workers 2]
+
+1. Builds, in a throwaway SQLite file (or DATABASE_URL when set), a release with 40
+   milestones and 300 KEPs of one SIG, each with an approved exception (extension
+   events), through the real services.
+2. Reports the cold render time of the SIG feed (340 events): fingerprint query, the
+   render queries and serialisation, with every cache emptied, median of 5.
+3. Writes the feed's exact bytes to a temporary STATIC_ROOT, starts gunicorn (the
+   production settings: WhiteNoise serves that file) on 127.0.0.1, and measures, in
+   alternating rounds of fixed duration, requests/second of
+   - GET of the feed (warm) against GET of the static .ics, and
+   - conditional GET answered 304 (If-None-Match) for both,
+   printing each ratio (goal >= 0.8x). Only 127.0.0.1 is contacted.
+
+The client is N processes with raw sockets, one request per connection (gunicorn's
+sync workers close after each response), every response checked (status, length).
+Cache: Redis when REDIS_URL is set, else the local-memory cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SIG = "node"
+RELEASE = "9.40"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def environment(workdir: Path) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "releasecal.settings_production",
+        "SECRET_KEY": secrets.token_urlsafe(64),
+        "DEBUG": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "STATIC_ROOT": str(workdir / "static"),
+        "RELEASECAL_VAR_DIR": str(workdir),
+        "LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
+    }
+    if not os.environ.get("DATABASE_URL"):
+        env["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+    return env
+
+
+# ------------------------------------------------------------------ data + cold
+
+
+def build_data() -> None:
+    import datetime as dt
+
+    from django.contrib.auth.models import Group, User
+
+    from exceptions.services import RequestFields, exception_request_approve, exception_request_submit
+    from releasecal import tz
+    from releasecal.models import Release
+    from releasecal.services import enhancement_upsert, milestone_create, milestone_kinds_ensure, tracking_set
+
+    kinds = milestone_kinds_ensure()
+    release = Release.objects.create(
+        slug=RELEASE, name="Bench release", zone="America/Los_Angeles", start_date=dt.date(2024, 1, 8),
+        ga_date=dt.date(2024, 12, 10), status=Release.Status.ACTIVE,
+    )  # fmt: skip
+    la = "America/Los_Angeles"
+    freeze = milestone_create(
+        release=release, kind=kinds["code-freeze"], title="Code Freeze",
+        at=tz.parse_wall_time("2024-10-01 19:00", la), ends_at=tz.parse_wall_time("2024-11-20 19:00", la),
+    )  # fmt: skip
+    milestone_create(
+        release=release, kind=kinds["rc"], title="rc.0", at=tz.parse_wall_time("2024-11-25 10:00", la)
+    )  # fmt: skip
+    milestone_create(release=release, kind=kinds["ga"], title="GA", on_date=dt.date(2024, 12, 10))
+    for i in range(37):  # 40 milestones in all, across both DST changes, some all-day
+        day = dt.date(2024, 1, 15) + dt.timedelta(days=7 * i)
+        if i % 4 == 0:
+            milestone_create(release=release, kind=kinds["docs-freeze"], title=f"Checkpoint {i}", on_date=day)
+        else:
+            milestone_create(
+                release=release, kind=kinds["test-freeze"], title=f"Checkpoint {i}",
+                at=tz.parse_wall_time(f"{day.isoformat()} 17:00", la),
+            )  # fmt: skip
+    requester = User.objects.create_user("bench-requester")
+    decider = User.objects.create_user("bench-lead")
+    decider.groups.add(Group.objects.get(name="Release Team"))
+    for n in range(300):
+        kep = enhancement_upsert(number=10000 + n, title=f"Bench feature {n}", owning_sig=SIG)
+        tracking_set(release=release, enhancement=kep, stage="beta")
+        request = exception_request_submit(
+            enhancement=kep, milestone=freeze, requester=requester,
+            fields=RequestFields(days=1 + n % 5, stage="beta", sig=SIG),
+            submitted_at=freeze.deadline + dt.timedelta(hours=1),
+        )  # fmt: skip
+        exception_request_approve(request=request, actor=decider)
+
+
+def cold_render_ms(path: str, runs: int = 5) -> tuple[float, bytes, str]:
+    from django.core.cache import cache
+    from django.test import Client
+
+    from releasecal import feeds
+
+    client = Client(SERVER_NAME="127.0.0.1")
+    timings = []
+    body, etag = b"", ""
+    for _ in range(runs):
+        cache.clear()
+        feeds.local_cache.clear()
+        started = time.perf_counter()
+        response = client.get(path)
+        timings.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, response.content[:200]
+        body, etag = response.content, response["ETag"]
+    return statistics.median(timings), body, etag
+
+
+# ------------------------------------------------------------------------ load
+
+
+def _one(port: int, request: bytes, expect_status: bytes, expect_length: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(request)
+        chunks = []
+        while True:
+            chunk = sock.recv(262144)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    data = b"".join(chunks)
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head.startswith(b"HTTP/1.1 " + expect_status) and len(body) == expect_length
+
+
+def _client(args: tuple) -> tuple[int, int]:
+    port, request, expect_status, expect_length, seconds = args
+    done = errors = 0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        if _one(port, request, expect_status, expect_length):
+            done += 1
+        else:
+            errors += 1
+    return done, errors
+
+
+def request_bytes(path: str, if_none_match: str = "") -> bytes:
+    lines = [f"GET {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: close", "User-Agent: feeds-bench"]
+    if if_none_match:
+        lines.append(f"If-None-Match: {if_none_match}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def measure(pool, port: int, request: bytes, status: bytes, length: int, seconds: float, clients: int) -> float:
+    started = time.perf_counter()
+    results = pool.map(_client, [(port, request, status, length, seconds)] * clients)
+    elapsed = time.perf_counter() - started
+    done = sum(r[0] for r in results)
+    errors = sum(r[1] for r in results)
+    if errors:
+        raise SystemExit(f"{errors} bad responses for {request.splitlines()[0].decode()}")
+    return done / elapsed
+
+
+def etag_of(port: int, path: str) -> str:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(request_bytes(path))
+        data = b""
+        while chunk := sock.recv(262144):
+            data += chunk
+    for line in data.split(b"\r\n\r\n")[0].split(b"\r\n"):
+        if line.lower().startswith(b"etag:"):
+            return line.split(b":", 1)[1].strip().decode()
+    raise SystemExit(f"no ETag on {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="duration of each measurement round")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per pair")
+    parser.add_argument("--clients", type=int, default=4, help="client processes")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="feeds-bench-") as tmp:
+        workdir = Path(tmp)
+        (workdir / "static").mkdir()
+        env = environment(workdir)
+        os.environ.update(env)
+        sys.path.insert(0, str(ROOT))
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        started = time.perf_counter()
+        build_data()
+        print(f"data: 40 milestones, 300 approved extensions built in {time.perf_counter() - started:.1f}s")
+        feed_path = f"/calendar/{RELEASE}/sig/{SIG}.ics"
+        cold_ms, body, _ = cold_render_ms(feed_path)
+        print(f"cold render of {feed_path}: {cold_ms:.1f} ms (median of 5; {body.count(b'BEGIN:VEVENT')} events,")
+        print(f"  {len(body)} bytes)")
+        static_name = "feed-copy.ics"
+        (workdir / "static" / static_name).write_bytes(body)
+        from django.db import connections
+
+        connections.close_all()
+
+        port = free_port()
+        command = [str(Path(sys.executable).parent / "gunicorn"), "releasecal.wsgi:application"]
+        command += ["--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--worker-class", "sync"]
+        command += ["--log-level", "warning"]
+        gunicorn = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+        )
+        try:
+            for _ in range(100):
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            static_path = f"/static/{static_name}"
+            for _ in range(args.workers * 4):  # warm every worker's caches
+                etag_of(port, feed_path)
+            feed_etag, static_etag = etag_of(port, feed_path), etag_of(port, static_path)
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(args.clients) as pool:
+                full = {"feed": [], "static": []}
+                cond = {"feed": [], "static": []}
+                for _ in range(args.rounds):
+                    full["feed"].append(
+                        measure(pool, port, request_bytes(feed_path), b"200", len(body), args.seconds, args.clients)
+                    )
+                    full["static"].append(
+                        measure(pool, port, request_bytes(static_path), b"200", len(body), args.seconds, args.clients)
+                    )
+                    cond["feed"].append(
+                        measure(pool, port, request_bytes(feed_path, feed_etag), b"304", 0, args.seconds, args.clients)
+                    )
+                    cond["static"].append(
+                        measure(
+                            pool, port, request_bytes(static_path, static_etag), b"304", 0, args.seconds, args.clients
+                        )
+                    )
+        finally:
+            gunicorn.send_signal(signal.SIGTERM)
+            gunicorn.wait(timeout=30)
+
+    def report(label: str, pair: dict[str, list[float]]) -> None:
+        feed, static = statistics.median(pair["feed"]), statistics.median(pair["static"])
+        ratio = feed / static
+        verdict = "meets" if ratio >= 0.8 else "BELOW"
+        print(f"{label}: feed {feed:8.0f} req/s   static {static:8.0f} req/s   ratio {ratio:.2f}x ({verdict} 0.8x)")
+
+    print(
+        f"gunicorn sync x{args.workers}, {args.clients} client processes, {args.rounds} alternating rounds "
+        f"of {args.seconds:g}s, cache: {'Redis' if os.environ.get('REDIS_URL') else 'local memory'}, "
+        f"db: {'DATABASE_URL' if 'sqlite' not in env['DATABASE_URL'] else 'SQLite'}"
+    )
+    report("200 warm", full)
+    report("304     ", cond)
+
+
+if __name__ == "__main__":
+    main()
