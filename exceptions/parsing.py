@@ -307,14 +307,33 @@ def _is_amendment_line(text: str) -> bool:
     return bool(_amendment_match(text) or _AMEND_WORDS_RE.search(text))
 
 
-def _stops_value(line: _Line) -> bool:
+def _stops_value(lines: list[_Line], i: int) -> bool:
+    line = lines[i]
     return bool(
         _match_key(line)
+        or _wrapped_key_match(lines, i)
         or _HEADER_RE.match(line.text)
         or _ATTRIBUTION_RE.match(line.text)
         or _SIGNOFF_RE.match(line.text)
         or _is_amendment_line(line.text)
     )
+
+
+def _wrapped_key_match(lines: list[_Line], i: int) -> tuple[_Line, tuple[str, str]] | None:
+    """A key the mail client wrapped inside its parenthesis, read as one line:
+    "Additional time needed (in calendar days, due end of day" / "AoE): 3"."""
+    line = lines[i]
+    if not (
+        i + 1 < len(lines)
+        and lines[i + 1].depth == line.depth
+        and not lines[i + 1].blank
+        and line.text.count("(") > line.text.count(")")
+        and len(line.text) >= 40
+    ):
+        return None
+    joined = _Line(index=i, depth=line.depth, text=f"{line.text} {lines[i + 1].text.strip()}")
+    matched = _match_key(joined)
+    return (joined, matched) if matched else None
 
 
 def _collect_value(lines: list[_Line], start: int, first: str) -> tuple[str, int]:
@@ -335,13 +354,13 @@ def _collect_value(lines: list[_Line], start: int, first: str) -> tuple[str, int
             j = i
             while j < len(lines) and lines[j].depth == depth and lines[j].blank:
                 j += 1
-            if j >= len(lines) or lines[j].depth != depth or _stops_value(lines[j]):
+            if j >= len(lines) or lines[j].depth != depth or _stops_value(lines, j):
                 break
             if parts and not lines[j].text.startswith("  "):
                 break
             i = j
             continue
-        if _stops_value(line):
+        if _stops_value(lines, i):
             break
         parts.append(line.text.strip())
         end = i
@@ -352,9 +371,13 @@ def _collect_value(lines: list[_Line], start: int, first: str) -> tuple[str, int
 # ---------------------------------------------------------------------- values
 
 
-def _clean_answer(value: str) -> str:
+_PROSE_FIELDS = frozenset({"reason", "risks_adding", "risks_cutting"})
+
+
+def _clean_answer(value: str, name: str) -> str:
+    """Drop the template's prompt; short answers wrapped by the mail client become one line."""
     value = _PROMPT_RE.sub("", value.strip(), count=1).strip()
-    return value
+    return value if name in _PROSE_FIELDS else " ".join(value.split())
 
 
 # Abbreviations that name one half of a DST pair: written in the wrong season they are
@@ -706,11 +729,15 @@ def parse_request_email(text: str) -> ParsedRequest:
     consumed: set[int] = set()
     i = 0
     while i < len(lines):
-        matched = _match_key(lines[i])
+        key_line, key_end = lines[i], i
+        matched = _match_key(key_line)
+        wrapped = None if matched else _wrapped_key_match(lines, i)
+        if wrapped:
+            (key_line, matched), key_end = wrapped, i + 1
         if matched:
             name, first = matched
-            value, end = _collect_value(lines, i, first)
-            occurrences.append(_Occurrence(name=name, line=lines[i], value=value, end=end))
+            value, end = _collect_value(lines, key_end, first)
+            occurrences.append(_Occurrence(name=name, line=key_line, value=value, end=end))
             consumed.update(range(i, end + 1))
             i = end + 1
         else:
@@ -723,7 +750,7 @@ def parse_request_email(text: str) -> ParsedRequest:
             chosen[occ.name] = occ
 
     problems: dict[str, str] = {}
-    values = {name: _clean_answer(occ.value) for name, occ in chosen.items()}
+    values = {name: _clean_answer(occ.value, name) for name, occ in chosen.items()}
 
     enhancement_name = values.get("enhancement_name", "")
     if "enhancement_name" in chosen and not enhancement_name:
@@ -888,7 +915,7 @@ def _amendments(
     for occ in occurrences:
         if occ.name != "days" or occ is base:
             continue
-        value = _clean_answer(occ.value)
+        value = _clean_answer(occ.value, "days")
         got, problem, more = read_days(value)
         if got is None:
             warnings.append(f"A later 'Additional time needed' line could not be read ({problem}); it was ignored.")

@@ -169,7 +169,9 @@ def test_it_names_the_days_field_it_could_not_read(tmp_path, release):
 def test_the_cli_prints_one_line_and_exits_1_without_a_traceback(tmp_path, release, capsys, monkeypatch):
     monkeypatch.setattr("django.core.management.base.connections.close_all", lambda: None)
     with pytest.raises(SystemExit) as exc:
-        Command().run_from_argv(["manage.py", "ingest_exception", email_file(tmp_path, "days-in-words.eml")])
+        Command().run_from_argv(
+            ["manage.py", "ingest_exception", "--skip-checks", email_file(tmp_path, "days-in-words.eml")]
+        )
     assert exc.value.code == 1
     err = capsys.readouterr().err
     assert err.startswith("CommandError: Could not read the field 'Additional time needed (in days)'")

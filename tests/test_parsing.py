@@ -676,3 +676,21 @@ def test_it_reads_an_html_only_message():
     assert parsed.fields.days == 2
     assert parsed.fields.pr_urls == ["https://github.com/kubernetes/kubernetes/pull/118764"]
     assert parsed.sent_at == dt.datetime(2024, 7, 24, 5, 0, tzinfo=dt.UTC)
+
+
+def test_it_reads_lines_wrapped_by_the_mail_client():
+    text = template(
+        days="Additional time needed (in calendar days, due end of day\nAoE): 3 (until end\nof day Monday AoE)",
+        prs="PR #'s: https://github.com/kubernetes/kubernetes/pull/1,\nhttps://github.com/kubernetes/kubernetes/pull/2",
+        cutting="Risks from cutting enhancement: (partial implementation, critical customer\n"
+        "usecase, etc.) Users wait.",
+    )
+    parsed = parse_request_email(text)
+    f = parsed.fields
+    assert parsed.missing == []
+    assert (f.days, f.until_text, f.until_zone) == (3, "end of day Monday AoE", "AoE")
+    assert f.pr_urls == [
+        "https://github.com/kubernetes/kubernetes/pull/1",
+        "https://github.com/kubernetes/kubernetes/pull/2",
+    ]
+    assert f.risks_cutting == "Users wait."
