@@ -321,3 +321,8 @@ def test_it_warns_when_the_until_names_the_wrong_dst_label(tmp_path, kep, code_f
     right = text.replace("PST", "PDT")
     ExceptionRequest.objects.all().delete()
     assert "says" not in ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=right)
+
+
+def test_without_a_date_a_window_error_says_to_pass_received_at(tmp_path, kep, code_freeze):
+    with pytest.raises(CommandError, match=r"request window .* taken as sent now; pass --received-at\.\)$"):
+        ingest(email_file(tmp_path, "example-code-freeze.txt"))

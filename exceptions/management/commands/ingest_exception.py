@@ -238,12 +238,14 @@ class Command(BaseCommand):
             raise CommandError(_field_error(parsed, parsed.missing) + " Fix the email or pass --allow-missing.")
 
         notes = list(parsed.warnings)
+        hint = ""
         if options["received_at"]:
             received_at = parse_received_at(options["received_at"])
         elif parsed.sent_at is not None:
             received_at = parsed.sent_at
         else:
             received_at = tz.utc_now()
+            hint = " (The email has no readable Date: header, so it was taken as sent now; pass --received-at.)"
             notes.append("No readable Date: header and no --received-at; the request is recorded as sent now.")
 
         user = None
@@ -273,7 +275,7 @@ class Command(BaseCommand):
         except _DryRun:
             return
         except DomainError as exc:
-            raise CommandError(exc.message) from None
+            raise CommandError(exc.message + hint) from None
 
     def _file(self, parsed: ParsedRequest, milestone, user, requester_name: str, received_at, create_kep: bool):
         enhancement = _enhancement(parsed, create_kep)
