@@ -63,6 +63,25 @@ def environment(workdir: Path) -> dict[str, str]:
     return env
 
 
+def throwaway_postgres(url: str) -> tuple[str, object]:
+    """A fresh database beside DATABASE_URL's (dropped at the end), so runs never mix."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    parts = urlsplit(url)
+    name = f"feeds_bench_{secrets.token_hex(4)}"
+    admin_url = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+    def drop() -> None:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return urlunsplit(parts._replace(path=f"/{name}")), drop
+
+
 # ------------------------------------------------------------------ data + cold
 
 
@@ -204,6 +223,9 @@ def main() -> None:
         workdir = Path(tmp)
         (workdir / "static").mkdir()
         env = environment(workdir)
+        drop_database = None
+        if env["DATABASE_URL"].startswith(("postgres://", "postgresql://")):
+            env["DATABASE_URL"], drop_database = throwaway_postgres(env["DATABASE_URL"])
         os.environ.update(env)
         sys.path.insert(0, str(ROOT))
         import django
@@ -267,6 +289,9 @@ def main() -> None:
         finally:
             gunicorn.send_signal(signal.SIGTERM)
             gunicorn.wait(timeout=30)
+            connections.close_all()
+            if drop_database is not None:
+                drop_database()
 
     def report(label: str, pair: dict[str, list[float]]) -> None:
         feed, static = statistics.median(pair["feed"]), statistics.median(pair["static"])
@@ -277,7 +302,7 @@ def main() -> None:
     print(
         f"gunicorn sync x{args.workers}, {args.clients} client processes, {args.rounds} alternating rounds "
         f"of {args.seconds:g}s, cache: {'Redis' if os.environ.get('REDIS_URL') else 'local memory'}, "
-        f"db: {'DATABASE_URL' if 'sqlite' not in env['DATABASE_URL'] else 'SQLite'}"
+        f"db: {'SQLite' if env['DATABASE_URL'].startswith('sqlite') else 'PostgreSQL (throwaway database)'}"
     )
     report("200 warm", full)
     report("304     ", cond)

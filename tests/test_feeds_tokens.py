@@ -131,3 +131,27 @@ def test_the_api_never_touches_someone_elses_token(release, requester, staff):
 def test_the_api_needs_a_login(db):
     assert Client().get("/api/v1/feed-tokens/").status_code in (401, 403)
     assert Client().post("/api/v1/feed-tokens/").status_code in (401, 403)
+
+
+def test_editing_a_milestone_in_the_admin_bumps_sequence_and_changes_the_etag(admin_client, release, code_freeze):
+    """The release form (milestones inline) saves through milestone_save: the feed shows
+    the new time with SEQUENCE + 1 under a new ETag in the very next response."""
+    from django.urls import reverse
+
+    from tests.test_admin import _inline_index, _payload
+
+    feed = Client().get("/calendar/1.31.ics")
+    uid = f"UID:releasecal-milestone-{code_freeze.pk}@releasecal.local"
+    assert uid in feed.content.decode()
+    url = reverse("admin:releasecal_release_change", args=[release.pk])
+    payload = _payload(admin_client.get(url))
+    payload[f"{_inline_index(payload, code_freeze)}-at"] = "2024-07-23 21:00"
+    assert admin_client.post(url, payload).status_code == 302
+
+    after = Client().get("/calendar/1.31.ics", headers={"if-none-match": feed["ETag"]})
+    assert after.status_code == 200
+    assert after["ETag"] != feed["ETag"]
+    text = after.content.decode().replace("\r\n ", "")
+    event = next(block for block in text.split("BEGIN:VEVENT") if uid in block)
+    assert "DTSTART;TZID=America/Los_Angeles:20240723T210000" in event
+    assert f"SEQUENCE:{code_freeze.sequence + 1}" in event
