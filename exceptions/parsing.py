@@ -434,12 +434,25 @@ _TIMEISH_RE = re.compile(
 )
 
 
+_UNTIL_WORDS = (r"until|till|til", r"through|thru|ending", r"due(?:\s+by)?", r"by")
+
+
 def _read_until(value: str) -> str:
-    match = re.search(r"\b(?:until|till|til|through|thru|due(?:\s+by)?|by|ending)\b\s+(?P<until>[^\n]+)", value, re.I)
-    if match and (_TIMEISH_RE.search(match["until"]) or zone_from_text(match["until"])[0]):
-        until = match["until"]
-    else:
-        until = ""
+    """The "until ..." of an answer, as written: "EOD Friday CET".
+
+    "until" wins over weaker words ("by"), and the words right after the keyword must
+    look like a time, so "blocked by the review ... by EOD Friday" gives "EOD Friday".
+    """
+    until = ""
+    for words in _UNTIL_WORDS:
+        for match in re.finditer(rf"\b(?:{words})\b\s+(?=(?P<until>[^\n]+))", value, re.I):
+            start = match["until"][:40]
+            if _TIMEISH_RE.search(start) or zone_from_text(start)[0]:
+                until = match["until"]
+                break
+        if until:
+            break
+    if not until:
         for paren in re.finditer(r"\(([^()]*)\)", value):
             if _TIMEISH_RE.search(paren.group(1)):
                 until = paren.group(1)
@@ -859,6 +872,7 @@ def parse_request_email(text: str) -> ParsedRequest:
         risks_cutting=values.get("risks_cutting", ""),
         source_text=text or "",
     )
+    _fit_lengths(fields, warnings)
     if "kep_number" in problems:
         ordered_problems["kep_number"] = problems["kep_number"]
     return ParsedRequest(
@@ -873,6 +887,20 @@ def parse_request_email(text: str) -> ParsedRequest:
         sent_at=sent_at,
         sender=sender,
     )
+
+
+# The column sizes of ExceptionRequestRevision: longer text is cut (with a warning)
+# rather than failing in the database.
+_LENGTH_LIMITS = {"enhancement_name": 300, "sig": 64, "issue_url": 500, "until_text": 200}
+
+
+def _fit_lengths(fields: RequestFields, warnings: list[str]) -> None:
+    for name, limit in _LENGTH_LIMITS.items():
+        value = getattr(fields, name)
+        if len(value) > limit:
+            setattr(fields, name, value[:limit])
+            label = FIELD_LABELS.get(name, "The 'until' text")
+            warnings.append(f"{label} is longer than {limit} characters; it was cut.")
 
 
 def _until(occ: _Occurrence, value: str) -> tuple[str, str, list[str]]:
@@ -965,7 +993,7 @@ def _amendments(
         amendments.append(
             Amendment(
                 days=signal.days,
-                until_text=signal.until_text,
+                until_text=signal.until_text[: _LENGTH_LIMITS["until_text"]],
                 until_zone=signal.until_zone,
                 text=signal.text,
                 sent_at=sent_at,

@@ -326,3 +326,10 @@ def test_it_warns_when_the_until_names_the_wrong_dst_label(tmp_path, kep, code_f
 def test_without_a_date_a_window_error_says_to_pass_received_at(tmp_path, kep, code_freeze):
     with pytest.raises(CommandError, match=r"request window .* taken as sent now; pass --received-at\.\)$"):
         ingest(email_file(tmp_path, "example-code-freeze.txt"))
+
+
+def test_an_over_long_answer_is_filed_cut_not_crashed(tmp_path, kep, code_freeze):
+    text = (EMAILS / "example-code-freeze.txt").read_text()
+    text = text.replace("(in days): 2", "(in days): 2 (until EOD Friday PDT " + "and more " * 40 + ")")
+    ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=text)
+    assert len(ExceptionRequest.objects.get().current.until_text) == 200

@@ -694,3 +694,19 @@ def test_it_reads_lines_wrapped_by_the_mail_client():
         "https://github.com/kubernetes/kubernetes/pull/2",
     ]
     assert f.risks_cutting == "Users wait."
+
+
+def test_until_prefers_until_and_needs_a_time_right_after_the_keyword():
+    answer = "2 (blocked by the review from SIG Node approvers, expected by EOD Friday PT)"
+    f = parse_request_email(template(days=f"Additional time needed (in days): {answer}")).fields
+    assert (f.days, f.until_text, f.until_zone) == (2, "EOD Friday PT", "America/Los_Angeles")
+    answer = "3 (due Friday, until end of day Monday AoE)"
+    assert parse_request_email(template(days=f"Additional time needed (in days): {answer}")).fields.until_text == (
+        "end of day Monday AoE"
+    )
+
+
+def test_over_long_answers_are_cut_to_the_column_size_with_a_warning():
+    parsed = parse_request_email(template(name="Enhancement name: " + "x" * 400))
+    assert len(parsed.fields.enhancement_name) == 300
+    assert any("Enhancement name is longer than 300" in w for w in parsed.warnings)

@@ -253,7 +253,7 @@ class Command(BaseCommand):
             user = get_user_model().objects.filter(username=options["requester"]).first()
             if user is None:
                 raise CommandError(f"No user {options['requester']!r} (--requester).")
-        requester_name = "" if user else (parsed.sender or "email")
+        requester_name = "" if user else (parsed.sender or "email")[:200]
 
         milestone = resolve_milestone(
             parsed=parsed,
