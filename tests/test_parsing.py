@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exceptions.parsing import Amendment, parse_request_email, read_days, zone_from_text
 
@@ -710,3 +712,63 @@ def test_over_long_answers_are_cut_to_the_column_size_with_a_warning():
     parsed = parse_request_email(template(name="Enhancement name: " + "x" * 400))
     assert len(parsed.fields.enhancement_name) == 300
     assert any("Enhancement name is longer than 300" in w for w in parsed.warnings)
+
+
+# --------------------------------------------------------------------- properties
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_parses_without_raising_and_serialises(text):
+    json.dumps(parse_request_email(text).as_dict())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    bullet=st.sampled_from(["*", "\u2022", "-", "", "  *", "1."]),
+    apostrophe=st.sampled_from(["'", "\u2019", ""]),
+    lower=st.booleans(),
+    newline=st.sampled_from(["\n", "\r\n"]),
+    quote=st.sampled_from(["", "> ", ">> ", "> > "]),
+    blank_lines=st.integers(min_value=0, max_value=2),
+    days=st.integers(min_value=1, max_value=30),
+    wording=st.sampled_from(["(in days)", "(in calendar days, due end of day AoE)"]),
+    stage=st.sampled_from(["alpha", "beta", "stable"]),
+)
+def test_the_template_reads_back_in_any_common_dress(
+    bullet, apostrophe, lower, newline, quote, blank_lines, days, wording, stage
+):
+    pairs = [
+        ("Enhancement name", "Pod level resources"),
+        ("Enhancement status (alpha/beta/stable)", stage),
+        ("SIG", "node"),
+        ("k/enhancements repo issue #", "2837 (https://github.com/kubernetes/enhancements/issues/2837)"),
+        (
+            f"PR #{apostrophe}s",
+            "https://github.com/kubernetes/kubernetes/pull/1 https://github.com/kubernetes/kubernetes/pull/2",
+        ),
+        (f"Additional time needed {wording}", f"{days} (until EOD Friday PT)"),
+        ("Reason this enhancement is critical for this milestone", "It is nearly done."),
+        ("Risks from adding code late", "(to k8s stability, testing, etc.) Low."),
+        ("Risks from cutting enhancement", "(partial implementation, critical customer usecase, etc.) Users wait."),
+    ]
+    body = []
+    for key, answer in pairs:
+        key = key.lower() if lower else key
+        prefix = f"{bullet} " if bullet else ""
+        body.append(f"{quote}{prefix}{key}: {answer}")
+        body.extend([quote.rstrip()] * blank_lines)
+    text = newline.join(["Subject: Exception request for KEP-2837 (code freeze)", "", *body, ""])
+    parsed = parse_request_email(text)
+    f = parsed.fields
+    assert parsed.missing == []
+    assert parsed.kep_number == 2837
+    assert (f.enhancement_name, f.stage, f.sig) == ("Pod level resources", stage, "node")
+    assert f.issue_url == "https://github.com/kubernetes/enhancements/issues/2837"
+    assert f.pr_urls == [
+        "https://github.com/kubernetes/kubernetes/pull/1",
+        "https://github.com/kubernetes/kubernetes/pull/2",
+    ]
+    assert (f.days, f.until_text, f.until_zone) == (days, "EOD Friday PT", "America/Los_Angeles")
+    assert (f.reason, f.risks_adding, f.risks_cutting) == ("It is nearly done.", "Low.", "Users wait.")
+    assert parsed.amendments == []
