@@ -43,13 +43,14 @@ def _request_queryset():
         "release",
         "enhancement",
         "milestone__kind",
-        "milestone__release",
         "requester",
         "decision__decided_by",
     ).prefetch_related(
         Prefetch(
             "revisions",
-            queryset=ExceptionRequestRevision.objects.select_related("created_by").order_by("-number"),
+            queryset=ExceptionRequestRevision.objects.select_related("created_by")
+            .defer("source_text")
+            .order_by("-number"),
         ),
         Prefetch("signoffs", queryset=SignOff.objects.select_related("author").order_by("at", "id")),
     )
@@ -345,9 +346,9 @@ class ExceptionDetailApi(APIView):
         responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
     )
     def patch(self, request: Request, request_id: int) -> Response:
-        exception_request = _request_get(request_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        exception_request = _request_get(request_id)
         current = next(iter(exception_request.revisions.all()), None)
         amended = services.exception_request_amend(
             request=exception_request, fields=_fields(serializer.validated_data, current), actor=request.user
@@ -381,9 +382,9 @@ class ExceptionApproveApi(APIView):
         responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
     )
     def post(self, request: Request, request_id: int) -> Response:
-        exception_request = _request_get(request_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        exception_request = _request_get(request_id)
         data = serializer.validated_data
         zone = tz.normalize_zone_name(data.get("granted_zone") or exception_request.release.zone)
         granted_until = None
@@ -407,9 +408,9 @@ class ExceptionRejectApi(APIView):
         responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
     )
     def post(self, request: Request, request_id: int) -> Response:
-        exception_request = _request_get(request_id)
         serializer = NoteInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        exception_request = _request_get(request_id)
         services.exception_request_reject(
             request=exception_request, actor=request.user, note=serializer.validated_data.get("note", "")
         )
@@ -424,9 +425,9 @@ class ExceptionWithdrawApi(APIView):
         responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
     )
     def post(self, request: Request, request_id: int) -> Response:
-        exception_request = _request_get(request_id)
         serializer = NoteInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        exception_request = _request_get(request_id)
         services.exception_request_withdraw(
             request=exception_request, actor=request.user, note=serializer.validated_data.get("note", "")
         )
@@ -445,9 +446,9 @@ class ExceptionSignOffApi(APIView):
         responses={201: ExceptionDetailOutputSerializer} | error_responses(400, 401, 404, 409),
     )
     def post(self, request: Request, request_id: int) -> Response:
-        exception_request = _request_get(request_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        exception_request = _request_get(request_id)
         services.exception_request_signoff(
             request=exception_request,
             author=request.user,

@@ -312,6 +312,9 @@ class NextDeadline:
         return self.source == "exception"
 
     def display(self) -> str:
+        if not self.is_extension and self.milestone.is_all_day:
+            # "Monday 30 November 2026 (all day; ends 00:00 AoE Tuesday 1 December 2026 (...))"
+            return f"{self.milestone.display()} (all day; ends {tz.render(self.instant, self.zone)})"
         return tz.render(self.instant, self.zone)
 
 

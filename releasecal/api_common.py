@@ -13,6 +13,7 @@ Errors: one DRF exception handler turns ``DomainError`` and DRF's own errors int
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Any
 
 import django_filters
@@ -89,6 +90,12 @@ class UtcInstantField(serializers.Field):
         return tz.isoformat_utc(instant) if instant is not None else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _local_time(instant: dt.datetime, zone: str) -> tuple[tuple[str, str], ...]:
+    # A list repeats the same freeze and zone on every row; render each pair once.
+    return tuple(tz.local_time(instant, zone).as_dict().items())
+
+
 @extend_schema_field(LocalTimeSerializer(allow_null=True))
 class LocalTimeField(serializers.Field):
     """The instant at ``instant`` seen in the zone at ``zone`` (a path on the object), or
@@ -106,7 +113,7 @@ class LocalTimeField(serializers.Field):
         zone = self.context.get("viewer_zone") if self.viewer else _resolve(obj, self.zone_path)
         if instant is None or not zone:
             return None
-        return tz.local_time(instant, zone).as_dict()
+        return dict(_local_time(instant, zone))
 
 
 class TimeAwareOutputSerializer(serializers.Serializer):
