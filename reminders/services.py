@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, Exists, F, Q, Value, When
 
 from exceptions.models import ExceptionRequest
 from releasecal import tz
@@ -389,7 +389,6 @@ def delivery_retry(*, delivery: Delivery, now: dt.datetime | None = None) -> boo
 class SweepResult:
     reclaimed: int = 0
     missed: int = 0
-    gave_up: int = 0
     nudged: int = 0
     queued: list[int] = field(default_factory=list)
     enqueue_failed: int = 0
@@ -420,35 +419,22 @@ def deliveries_sweep(
     result = SweepResult()
     lease = dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
     stuck = Delivery.objects.filter(state=State.SENDING, claimed_at__lt=now - lease)
-    result.gave_up = stuck.filter(attempts__gte=settings.REMINDERS_MAX_ATTEMPTS).update(
-        state=State.FAILED,
-        last_error=f"Gave up: the sending worker was lost {settings.REMINDERS_MAX_ATTEMPTS} times",
-        updated_at=now,
-    )
+    used_up = Q(attempts__gte=settings.REMINDERS_MAX_ATTEMPTS)
     result.reclaimed = stuck.update(
-        state=State.PENDING,
+        state=Case(When(used_up, then=Value(State.FAILED)), default=Value(State.PENDING)),
+        last_error=Case(
+            When(used_up, then=Value(f"Gave up: the sending worker was lost {settings.REMINDERS_MAX_ATTEMPTS} times")),
+            default=Value("Lease expired while sending (worker lost?); reclaimed. It may have been sent once already."),
+        ),
         next_attempt_at=None,
         queued_at=None,
-        last_error="Lease expired while sending (worker lost?); reclaimed. It may have been sent once already.",
         updated_at=now,
     )
     result.missed = Delivery.objects.filter(
         state=State.PENDING, attempts=0, send_late=False, due_at__lt=now - _grace()
     ).update(state=State.MISSED, reason=_missed_reason_generic(), updated_at=now)
     result.nudged = _nudge(now)
-    requeue = dt.timedelta(seconds=settings.REMINDERS_REQUEUE_SECONDS)
-    with transaction.atomic():
-        due = (
-            Delivery.objects.select_for_update(skip_locked=True)
-            .filter(state=State.PENDING, due_at__lte=now)
-            .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-            .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - requeue))
-            .order_by("due_at", "pk")
-            .values_list("pk", flat=True)
-        )
-        ids = list(due[:limit] if limit else due)
-        for start in range(0, len(ids), 1000):
-            Delivery.objects.filter(pk__in=ids[start : start + 1000]).update(queued_at=now)
+    ids = _mark_due_queued(now=now, limit=limit)
     enqueue = enqueue or _enqueue_one
     failed = []
     for delivery_id in ids:
@@ -462,6 +448,31 @@ def deliveries_sweep(
     result.queued = [i for i in ids if i not in set(failed)]
     result.enqueue_failed = len(failed)
     return result
+
+
+def _mark_due_queued(*, now: dt.datetime, limit: int | None) -> list[int]:
+    """Mark due rows queued and return their ids, in one statement.
+
+    Rows queued less than REMINDERS_REQUEUE_SECONDS ago are left alone; on PostgreSQL
+    rows another sweep is marking right now are skipped (SKIP LOCKED), so two sweeps
+    at once split the work instead of both queuing it.
+    """
+    adapt = connection.ops.adapt_datetimefield_value
+    cutoff = now - dt.timedelta(seconds=settings.REMINDERS_REQUEUE_SECONDS)
+    table = connection.ops.quote_name(Delivery._meta.db_table)
+    lock = " FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+    bounded = " LIMIT %s" if limit else ""
+    sql = (
+        f"UPDATE {table} SET queued_at = %s WHERE id IN ("  # noqa: S608 (table name from the model, values bound)
+        f"SELECT id FROM {table} WHERE state = %s AND due_at <= %s"
+        " AND (next_attempt_at IS NULL OR next_attempt_at <= %s)"
+        " AND (queued_at IS NULL OR queued_at < %s)"
+        f" ORDER BY due_at, id{bounded}{lock}) RETURNING id"
+    )
+    params = [adapt(now), State.PENDING, adapt(now), adapt(now), adapt(cutoff)] + ([limit] if limit else [])
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return sorted(row[0] for row in cursor.fetchall())
 
 
 def _enqueue_one(delivery_id: int) -> None:
@@ -478,11 +489,11 @@ def _missed_reason_generic() -> str:
 
 
 def _nudge(now: dt.datetime) -> int:
-    if not ReminderRule.objects.filter(applies_to=Rule.REQUEST_NUDGE, active=True).exists():
-        return 0
     waited = now - dt.timedelta(hours=settings.EXCEPTION_NUDGE_AFTER_HOURS)
+    # One query: nothing comes back unless a nudge rule is active.
     waiting = (
         ExceptionRequest.objects.filter(state=ExceptionRequest.State.PENDING, submitted_at__lte=waited)
+        .filter(Exists(ReminderRule.objects.filter(applies_to=Rule.REQUEST_NUDGE, active=True)))
         .exclude(deliveries__offset="event:nudge")
         .select_related("release", "milestone", "enhancement")
     )
