@@ -42,19 +42,43 @@
   }
 
   var formatters = {};
-  /* "19:00 PDT Friday 26 July 2024": the server's shape, with the browser's labels. */
-  function format(date, zone) {
-    var f = formatters[zone];
-    if (!f) {
-      f = formatters[zone] = new Intl.DateTimeFormat("en-US", {
+  function formatter(locale, zone, options) {
+    var key = locale + "|" + zone + "|" + (options ? "label" : "clock");
+    if (!formatters[key]) {
+      formatters[key] = new Intl.DateTimeFormat(locale, options || {
         timeZone: ianaOf(zone), hourCycle: "h23", hour: "2-digit", minute: "2-digit",
-        weekday: "long", day: "numeric", month: "long", year: "numeric", timeZoneName: "short"
+        weekday: "long", day: "numeric", month: "long", year: "numeric"
       });
     }
+    return formatters[key];
+  }
+
+  function parts(f, date) {
     var p = {};
     f.formatToParts(date).forEach(function (part) { p[part.type] = part.value; });
+    return p;
+  }
+
+  /* The browser's own short name of the zone at that instant. English locales differ in
+     which names they know (en-US: EST; en-GB: CET, BST; en-IN: IST; en-AU: AEST), so
+     take the first that has a name and otherwise Intl's offset form ("GMT+9"). */
+  var LABEL_LOCALES = ["en-US", "en-GB", "en-IN", "en-AU"];
+  function zoneLabel(date, zone) {
+    var fallback = "";
+    for (var i = 0; i < LABEL_LOCALES.length; i++) {
+      var f = formatter(LABEL_LOCALES[i], zone, { timeZone: ianaOf(zone), timeZoneName: "short" });
+      var label = parts(f, date).timeZoneName || "";
+      if (/^[A-Za-z]+$/.test(label)) return label;
+      if (!fallback) fallback = label;
+    }
+    return fallback;
+  }
+
+  /* "19:00 PDT Friday 26 July 2024": the server's shape, with the browser's labels. */
+  function format(date, zone) {
+    var p = parts(formatter("en-US", zone), date);
     var hour = p.hour === "24" ? "00" : p.hour;
-    return hour + ":" + p.minute + " " + p.timeZoneName + " " + p.weekday + " " + p.day + " " + p.month + " " + p.year;
+    return hour + ":" + p.minute + " " + zoneLabel(date, zone) + " " + p.weekday + " " + p.day + " " + p.month + " " + p.year;
   }
 
   function setUrlZone(zone) {

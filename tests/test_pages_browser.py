@@ -272,6 +272,18 @@ def test_kep_page_effective_deadlines_match_the_api(browser, live_server, cycle,
     context.close()
 
 
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "Australia/Sydney", "Asia/Kolkata", "Europe/London"])
+def test_where_the_browser_knows_a_zone_name_it_matches_the_servers(browser, live_server, cycle, zone):
+    """CET/CEST, AEDT/AEST, IST, GMT/BST: Intl's names agree with tzdata's letter for letter."""
+    context = _context(browser, zone)
+    page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
+    shown = _shown_times(page)
+    assert shown
+    for iso, text in shown:
+        assert text == tz.render_in_zone(_instant(iso), zone)
+    context.close()
+
+
 # ------------------------------------------------------------ choosing a zone
 
 
