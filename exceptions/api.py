@@ -443,7 +443,7 @@ class ExceptionSignOffApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: ExceptionDetailOutputSerializer} | error_responses(400, 401, 404, 409),
+        responses={201: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
     )
     def post(self, request: Request, request_id: int) -> Response:
         serializer = self.InputSerializer(data=request.data)

@@ -161,7 +161,8 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
         409: "The request changed state already (e.g. a second approval).",
         429: "Throttled.",
     }
-    return {code: OpenApiResponse(ErrorSerializer, description=descriptions[code]) for code in codes}
+    # Every endpoint can be throttled.
+    return {code: OpenApiResponse(ErrorSerializer, description=descriptions[code]) for code in (*codes, 429)}
 
 
 def _first_message(detail: Any) -> str:

@@ -2,6 +2,7 @@
 
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path, re_path, register_converter
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from exceptions import api as exceptions_api
@@ -55,6 +56,7 @@ v1 += [
 ]
 
 
+@csrf_exempt  # a POST to a wrong path is a JSON 404, not Django's HTML CSRF page
 def api_not_found(request: HttpRequest, unmatched: str = "") -> JsonResponse:
     """Unmatched /api/ paths (``exceptions/abc/``) answer in the API's error shape."""
     return JsonResponse({"message": "No such API endpoint.", "extra": {"path": request.path}}, status=404)

@@ -318,3 +318,15 @@ def test_schema_and_docs_are_served(anon, db):
     assert "ExceptionApproveInput" in text
     assert "granted_until_local" in text
     assert anon.get("/api/docs/").status_code == 200
+
+
+def test_an_unknown_api_path_is_a_json_404_even_for_a_post(anon, db):
+    response = anon.post("/api/v1/exceptions/abc/approve/", {}, format="json")
+    assert response.status_code == 404
+    assert response.json() == {"message": "No such API endpoint.", "extra": {"path": "/api/v1/exceptions/abc/approve/"}}
+
+
+def test_bad_paging_is_a_400(anon, release):
+    assert anon.get("/api/v1/milestones/", {"limit": "10" * 20}).status_code == 400
+    assert anon.get("/api/v1/milestones/", {"offset": "-1"}).status_code == 400
+    assert anon.get("/api/v1/milestones/", {"limit": "2"}).json()["results"].__len__() == 2
