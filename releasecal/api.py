@@ -285,8 +285,9 @@ class EnhancementDetailApi(APIView):
         return Response(self.OutputSerializer(enhancement, context=context).data)
 
 
-def _enhancement_get(number) -> Enhancement:
-    enhancement = enhancement_queryset().filter(number=number).first()
+def _enhancement_get(number, queryset=None) -> Enhancement:
+    queryset = enhancement_queryset() if queryset is None else queryset
+    enhancement = queryset.filter(number=number).first()
     if enhancement is None:
         raise NotFound(f"No KEP {number} is known.", extra={"kep": number})
     return enhancement
@@ -418,7 +419,7 @@ class DeadlineNextApi(APIView):
             )
         enhancements = None
         if query.get("kep"):
-            enhancements = [_enhancement_get(query["kep"])]
+            enhancements = [_enhancement_get(query["kep"], Enhancement.objects.all())]
         elif query.get("sig"):
             enhancements = list(Enhancement.objects.filter(sig_q(query["sig"])))
         if query.get("release"):
