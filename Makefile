@@ -25,8 +25,13 @@ demo: migrate
 	$(PY) manage.py ensure_admin
 
 # The embedded default: SQLite, console email, demo data, an admin login printed.
+# A Celery worker with its beat (reminders) runs beside the web server on the
+# file-system broker under var/celery/ (Redis when CELERY_BROKER_URL/REDIS_URL is set);
+# it stops with the server.
 run: export DEBUG ?= 1
 run: demo
+	$(VENV)/bin/celery -A releasecal worker --beat --concurrency 2 --loglevel INFO & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) manage.py runserver 127.0.0.1:8000
 
 # ical.js (the parser inside Thunderbird) reads our feeds in the tests; pinned in package-lock.json.

@@ -79,6 +79,11 @@ class FakeSlack:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, like Slack
+            # Headers and body go out in two writes: without TCP_NODELAY the client's
+            # delayed ACK adds 40 ms to every answer.
+            disable_nagle_algorithm = True
+
             def log_message(self, *args):
                 if not fake.quiet:
                     super().log_message(*args)

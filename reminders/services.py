@@ -537,6 +537,9 @@ def reminder_rules_seed_defaults(*, now: dt.datetime | None = None) -> list[Remi
         ("Request waiting for a decision (email)", Rule.REQUEST_NUDGE, "", team_email, True, []),
         ("Request waiting for a decision (Slack)", Rule.REQUEST_NUDGE, "", team_slack, slack_on, []),
     ]
+    if slack_on:
+        # A token configured since the last seed: switch the Slack rules on.
+        ReminderRule.objects.filter(channel=team_slack).update(active=True)
     rules = []
     for name, applies_to, offsets, channel, active, kinds in specs:
         rule, created = ReminderRule.objects.get_or_create(
