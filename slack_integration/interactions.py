@@ -25,17 +25,23 @@ from slack_integration.signature import slack_signed
 logger = logging.getLogger(__name__)
 
 
+def _obj(value) -> dict:
+    """A JSON object from the payload, or {} for anything else (never an AttributeError)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _bad(message: str) -> JsonResponse:
     return JsonResponse({"message": message, "extra": {}}, status=400)
 
 
 def decide_from_slack(*, payload: dict) -> str | None:
     """Apply one button press. Returns a message for the presser when nothing was decided."""
-    action = (payload.get("actions") or [{}])[0]
+    actions = payload.get("actions")
+    action = _obj(actions[0]) if isinstance(actions, list) and actions else {}
     action_id, value = action.get("action_id"), str(action.get("value", ""))
     if action_id not in {APPROVE_ACTION, REJECT_ACTION}:
         return None
-    slack_user_id = (payload.get("user") or {}).get("id", "")
+    slack_user_id = _obj(payload.get("user")).get("id", "")
     identity = SlackIdentity.objects.select_related("user").filter(slack_user_id=slack_user_id).first()
     if identity is None or identity.user is None:
         return (
@@ -60,8 +66,8 @@ def decide_from_slack(*, payload: dict) -> str | None:
 
 def _remember_message(payload: dict, request: ExceptionRequest) -> None:
     """A message posted some other way still gets updated with the decision."""
-    channel = (payload.get("channel") or {}).get("id") or (payload.get("container") or {}).get("channel_id")
-    ts = (payload.get("container") or {}).get("message_ts") or (payload.get("message") or {}).get("ts")
+    channel = _obj(payload.get("channel")).get("id") or _obj(payload.get("container")).get("channel_id")
+    ts = _obj(payload.get("container")).get("message_ts") or _obj(payload.get("message")).get("ts")
     if channel and ts:
         SlackDecisionMessage.objects.get_or_create(channel=channel, ts=ts, defaults={"request": request})
 
@@ -79,8 +85,8 @@ def interactions(request: HttpRequest, form: dict[str, str]) -> HttpResponse:
     problem = decide_from_slack(payload=payload)
     if problem:
         services.slack_post_ephemeral(
-            channel=(payload.get("channel") or {}).get("id", ""),
-            user=(payload.get("user") or {}).get("id", ""),
+            channel=_obj(payload.get("channel")).get("id", ""),
+            user=_obj(payload.get("user")).get("id", ""),
             text=problem,
         )
     return HttpResponse(status=200)

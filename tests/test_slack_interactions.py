@@ -203,3 +203,16 @@ def test_without_a_bot_token_nothing_is_posted(
         exception_request_submit(enhancement=kep, milestone=code_freeze, requester=requester,
                                  fields=RequestFields(days=2), submitted_at=code_freeze.deadline)  # fmt: skip
     assert not SlackDecisionMessage.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"type": "block_actions", "user": "U1", "actions": "x"},
+        {"type": "block_actions", "user": {"id": "U1"}, "actions": [1], "channel": 3},
+        {"type": "block_actions", "user": {"id": 5}, "actions": [{"action_id": "exception_approve", "value": None}]},
+        {"type": "view_submission"},
+    ],
+)
+def test_odd_payload_shapes_never_break_the_endpoint(client, fake_slack, db, payload):
+    assert post_signed(client, "/slack/interactions", {"payload": json.dumps(payload)}).status_code == 200
