@@ -42,6 +42,7 @@ CONTENT_TYPE = "text/calendar; charset=utf-8"
 CACHE_TIMEOUT = 24 * 60 * 60  # keys are content-addressed; expiry only frees memory
 PUBLIC_CACHE_CONTROL = "public, max-age=300"
 PRIVATE_CACHE_CONTROL = "private, max-age=300"
+MAX_KEP_NUMBER = 2**31 - 1  # Enhancement.number is a PositiveIntegerField
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,8 @@ def sig_feed(request: HttpRequest, release: str, sig: str) -> HttpResponse:
 
 @require_safe
 def kep_feed(request: HttpRequest, number: int) -> HttpResponse:
+    if number > MAX_KEP_NUMBER:  # beyond the column's range: no such KEP, and no SQL error
+        return _not_found(f"No KEP {number}.")
     return _serve(request, feed_scope_kep(number=number))
 
 

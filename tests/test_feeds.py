@@ -100,6 +100,8 @@ def test_writes_are_not_allowed(release):
         ("/calendar/1.99/sig/node.ics", "No release '1.99'"),
         ("/calendar/1.31/sig/nosuchsig.ics", "No KEP belongs to SIG 'nosuchsig'"),
         ("/calendar/kep/424242.ics", "No KEP 424242"),
+        ("/calendar/kep/99999999999999999999999.ics", "No KEP 99999999999999999999999"),
+        ("/calendar/" + "x" * 200 + ".ics", "No release"),
     ],
 )
 def test_unknown_subjects_are_a_404_with_a_clear_message(release, kep, path, message):
