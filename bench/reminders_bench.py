@@ -162,11 +162,13 @@ def main() -> int:
 
 
 def _drain(client, *, timeout: float) -> None:
+    from tests.reminder_workers import queue_name
+
     """Wait until the queue is empty and nothing is unacknowledged (acks_late: a task is
     acknowledged only after it ran)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if client.llen("celery") == 0 and client.hlen("unacked") == 0:
+        if client.llen(queue_name()) == 0 and client.hlen("unacked") == 0:
             return
         time.sleep(0.05)
     raise SystemExit("the queue did not drain in time")

@@ -205,6 +205,10 @@ else:
     # long is redelivered. Nothing is scheduled with an ETA, so none outlives it.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Publishing happens on commit in web requests: with the broker down, give up within a
+# couple of seconds (the minute sweep queues whatever was not) instead of hanging.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -60,7 +60,7 @@ def message_for_delivery(delivery, *, now: dt.datetime | None = None) -> Message
     if delivery.request_id:
         request = delivery.request
         kep = request.enhancement
-        subject = f"KEP-{kep.number}'s exception for {milestone.title} ({release.name})"
+        subject = f"{release.name}: KEP-{kep.number}'s exception for {milestone.title}"
         headline = f"{subject} ends now" if when == "now" else f"{subject} ends {when}"
         return Message(
             headline=headline,
@@ -76,12 +76,12 @@ def message_for_delivery(delivery, *, now: dt.datetime | None = None) -> Message
         )
     if when == "now":
         headline = (
-            f"{milestone.title} is now in effect ({release.name})"
+            f"{release.name}: {milestone.title} is now in effect"
             if milestone.kind.is_freeze
-            else f"{milestone.title} is now ({release.name})"
+            else f"{release.name}: {milestone.title} is now"
         )
     else:
-        headline = f"{milestone.title} {when} ({release.name})"
+        headline = f"{release.name}: {milestone.title} {when}"
     lines = [milestone.description] if milestone.description else []
     return Message(
         headline=headline,

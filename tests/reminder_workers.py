@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import redis
+from django.conf import settings
 from django.db import connection
 
 from releasecal import tz
@@ -36,11 +37,15 @@ def database_url() -> str:
     return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
+def queue_name() -> str:
+    return getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", "celery")
+
+
 def purge_broker(url: str) -> None:
-    """Empty the Celery queue keys on this broker database (and nothing else)."""
+    """Empty our Celery queue's keys on this broker database (and nothing else)."""
     client = redis.Redis.from_url(url)
     try:
-        client.delete("celery", "unacked", "unacked_index", "unacked_mutex")
+        client.delete(queue_name(), "unacked", "unacked_index", "unacked_mutex")
     finally:
         client.close()
 

@@ -42,7 +42,7 @@ def test_a_webhook_channel_posts_block_kit_once(kinds, fake_slack):
     row = _due_row(channel("slack_webhook", url=fake_slack.webhook_url()))
     assert services.delivery_send(delivery_id=row.pk, now=row.due_at) == "sent"
     assert fake_slack.received == {row.pk: 1}
-    assert fake_slack.requests[0]["text"].startswith("Code Freeze in 3 days (Kubernetes v9.99) — Deadline: ")
+    assert fake_slack.requests[0]["text"].startswith("Kubernetes v9.99: Code Freeze in 3 days — Deadline: ")
     assert "AoE" in fake_slack.requests[0]["text"]
 
 

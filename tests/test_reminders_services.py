@@ -161,7 +161,7 @@ def test_the_email_names_the_deadline_in_its_zone_with_utc_and_aoe(freeze_rules,
     row = _rows(milestone)["3d"]
     services.delivery_send(delivery_id=row.pk, now=row.due_at)
     message = mailoutbox[0]
-    assert message.subject == "Code Freeze in 3 days (Kubernetes v9.99)"
+    assert message.subject == "Kubernetes v9.99: Code Freeze in 3 days"
     assert tz.render_with_aoe(milestone.at, "America/Los_Angeles") in message.body
     assert "UTC" in message.body
     assert "AoE" in message.body
@@ -172,7 +172,7 @@ def test_the_email_names_the_deadline_in_its_zone_with_utc_and_aoe(freeze_rules,
 def test_the_zero_offset_says_the_freeze_is_in_effect(freeze_rules, mailoutbox):
     row = _rows(code_freeze_of(future_release(freeze_at=hour_from_now(20))))["0"]
     services.delivery_send(delivery_id=row.pk, now=row.due_at)
-    assert mailoutbox[0].subject == "Code Freeze is now in effect (Kubernetes v9.99)"
+    assert mailoutbox[0].subject == "Kubernetes v9.99: Code Freeze is now in effect"
 
 
 def test_the_sweep_marks_an_unsent_overdue_delivery_missed_instead_of_sending_it_late(freeze_rules, mailoutbox):
@@ -274,6 +274,10 @@ def test_a_decision_notifies_the_owners_and_the_requester_with_the_deadline(
     ext = Delivery.objects.get(request=request, offset="1d", recipient="email:alice@example.com")
     assert ext.due_at == decision.granted_until - dt.timedelta(days=1)
     assert ext.state == State.PENDING
+    assert services.delivery_send(delivery_id=ext.pk, now=ext.due_at) == "sent"
+    assert mailoutbox[-1].subject == "Kubernetes v9.99: KEP-2400's exception for Code Freeze ends in 1 day"
+    assert tz.render_with_aoe(decision.granted_until, decision.granted_zone) in mailoutbox[-1].body
+    assert mailoutbox[-1].to == ["alice@example.com"]
 
 
 def test_rejecting_a_request_notifies_and_withdrawing_cancels_its_nudge(

@@ -16,7 +16,7 @@ from reminders.fake_slack import FakeSlack
 from reminders.models import Delivery
 from reminders.tasks import delivery_send_task
 from tests.pg import require_postgres
-from tests.reminder_workers import ThrowawayRedis, Worker, due_deliveries, purge_broker, wait_for
+from tests.reminder_workers import ThrowawayRedis, Worker, due_deliveries, purge_broker, queue_name, wait_for
 from tests.reminders_helpers import channel, code_freeze_of, future_release, hour_from_now, redis_url_or_skip
 
 pytestmark = [
@@ -154,7 +154,9 @@ def test_redis_restarted_during_a_burst_still_delivers_every_reminder(webhook, f
             options = {"max_retries": 1, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.2}
             with producer.connection_for_write(own.url, connect_timeout=1, transport_options=options) as conn:
                 services.deliveries_sweep(
-                    enqueue=lambda pk: producer.send_task("reminders.send", args=[pk], connection=conn, retry=False)
+                    enqueue=lambda pk: producer.send_task(
+                        "reminders.send", args=[pk], connection=conn, retry=False, queue=queue_name()
+                    )
                 )
 
         sweep()
