@@ -209,6 +209,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # couple of seconds (the minute sweep queues whatever was not) instead of hanging.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+# The queue web, beat and workers share; give each deployment (or test run) its own
+# when several share one Redis database.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -4,41 +4,30 @@ the Compose specification, and the image's start commands run as real processes.
 from __future__ import annotations
 
 import os
-import secrets
 import shlex
 import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-import uuid
-from pathlib import Path
 
 import pytest
-import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-COMPOSE = ROOT / "docker" / "compose.yml"
+from tests.processes import (
+    COMPOSE,
+    ROOT,
+    VENV_BIN,
+    compose_command,
+    free_port,
+    fresh_database,
+    http_status,
+    load_compose,
+    production_env,
+    run,
+    wait_for,
+)
+
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
-VENV_BIN = Path(sys.executable).parent
-
-
-def production_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="releasecal.settings_production",
-        SECRET_KEY=secrets.token_urlsafe(60),
-        ALLOWED_HOSTS="127.0.0.1,localhost,releasecal.example.org",
-        PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
-    )
-    env.update(extra)
-    return env
-
-
-def run(cmd: list[str], env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 # --------------------------------------------------------------------------- settings
@@ -75,10 +64,6 @@ def test_production_settings_are_hardened():
 
 
 # --------------------------------------------------------------------------- compose
-
-
-def load_compose() -> dict:
-    return yaml.safe_load(COMPOSE.read_text())
 
 
 def test_compose_file_is_valid_against_the_compose_specification():
@@ -123,54 +108,11 @@ def test_dockerfile_is_multi_stage_non_root_with_healthcheck_and_collectstatic()
 # --------------------------------------------------------------------------- processes
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def production_database(tmp_path):
     """A fresh, empty database for the migrate job: PostgreSQL when DATABASE_URL is one."""
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith("postgres"):
-        import psycopg
-
-        name = f"releasecal_shape_{uuid.uuid4().hex[:8]}"
-        base = url.rsplit("/", 1)[0]
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"{base}/{name}"
-        finally:
-            with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    else:
-        yield f"sqlite:///{tmp_path / 'shape.sqlite3'}"
-
-
-def compose_command(service: str) -> list[str]:
-    command = load_compose()["services"][service]["command"]
-    return [part.replace("${WORKER_CONCURRENCY:-4}", "2") for part in command]
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def http_status(url: str) -> int | None:
-    try:
-        with urllib.request.urlopen(url, timeout=3) as response:
-            return response.status
-    except urllib.error.HTTPError as err:
-        return err.code
-    except OSError:
-        return None
+    with fresh_database("releasecal_shape", sqlite_path=tmp_path / "shape.sqlite3") as url:
+        yield url
 
 
 @pytest.mark.slow
