@@ -23,14 +23,14 @@ from functools import lru_cache
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Cast, Coalesce, Length
 
 from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision
 from releasecal import ical, tz
 from releasecal.errors import NotFound
 from releasecal.feed_services import feed_token_hash
-from releasecal.models import Enhancement, EnhancementOwner, FeedToken, Milestone, Release, Tracking
+from releasecal.models import Enhancement, EnhancementOwner, FeedToken, Milestone, MilestoneKind, Release, Tracking
 from releasecal.selectors import effective_deadlines
 
 # last_used_at is written at most this often per token, so a feed poll is not a write.
@@ -175,11 +175,19 @@ def _feed_scope_user(*, user_id: int, username: str) -> FeedScope:
 # -------------------------------------------------------------------- fingerprint
 
 
+# Columns that are expressions rather than fields, for tables without updated_at.
+_COLUMNS = {
+    "sum:allows_exceptions": Cast("allows_exceptions", IntegerField()),
+    "sum:is_freeze": Cast("is_freeze", IntegerField()),
+    "sum:name_length": Length("name"),
+}
+
+
 def _aggregate(qs: QuerySet, hows: tuple[str, ...], alias: str) -> tuple[str, list]:
     """SQL of one scalar subquery over ``qs`` giving ``"count/max/sum..."`` as text:
     one pass over the rows for every aggregate of that queryset."""
     # Only ORM-compiled SQL with its parameters and fixed identifiers go in here.
-    columns = {f"fp{i}": F(how.partition(":")[2]) for i, how in enumerate(hows) if how != "count"}
+    columns = {f"fp{i}": _COLUMNS.get(how, F(how.partition(":")[2])) for i, how in enumerate(hows) if how != "count"}
     sql, params = qs.order_by().annotate(**columns).values_list("pk", *columns).query.sql_with_params()
     pieces = []
     for i, how in enumerate(hows):
@@ -199,6 +207,8 @@ def _fingerprint_parts(scope: FeedScope) -> list[tuple[QuerySet, tuple[str, ...]
     parts += [
         (scope.releases, ("count", "max:updated_at")),
         (milestones, ("count", "max:updated_at", "sum:sequence")),
+        # Kinds have no updated_at; their flags and names show in the rule and CATEGORIES.
+        (MilestoneKind.objects.all(), ("count", "sum:allows_exceptions", "sum:is_freeze", "sum:name_length", "max:id")),
     ]
     if scope.requests is not None:
         requests = scope.requests_fingerprint if scope.requests_fingerprint is not None else scope.requests

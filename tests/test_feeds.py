@@ -146,6 +146,13 @@ def _assert_every_change_shows_in_the_next_response(release, kep, pending_reques
         assert response.status_code == 200, path
         assert b"extended for KEP-2400" in response.content
 
+    # A kind that stops allowing exceptions changes the rule every feed states.
+    from releasecal.models import MilestoneKind
+
+    MilestoneKind.objects.filter(slug="code-freeze").update(allows_exceptions=False)
+    text = get("/calendar/1.31.ics").content.decode().replace("\r\n ", "")
+    assert "This freeze cannot be extended by an exception." in text
+
     # A KEP title change shows in the KEP feed.
     Enhancement.objects.filter(pk=kep.pk).update(title="Swap, renamed", updated_at=tz.utc_now())
     assert b"Swap, renamed" in get("/calendar/kep/2400.ics").content
