@@ -99,6 +99,7 @@
     });
     document.querySelectorAll("[data-viewer-slot]").forEach(function (el) { el.hidden = false; });
     document.querySelectorAll("[data-viewer-zone-name]").forEach(function (el) { el.textContent = zone; });
+    document.querySelectorAll("td.t-viewer").forEach(function (el) { el.setAttribute("data-label", "Your zone (" + zone + ")"); });
     document.querySelectorAll("[data-zone-input]").forEach(function (el) { el.value = zone; });
     document.body.setAttribute("data-applied-zone", zone);
   }

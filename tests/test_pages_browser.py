@@ -22,6 +22,7 @@ from django.conf import settings
 
 from releasecal import tz
 from releasecal.models import Milestone, Release
+from releasecal.services import groups_ensure, milestone_kinds_ensure
 from tests.test_pages import build_cycle
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -86,41 +87,24 @@ def plain_static_storage(settings):
     }
 
 
+def _migrated_rows() -> None:
+    milestone_kinds_ensure()
+    groups_ensure()
+
+
 @pytest.fixture(scope="module")
 def migrated_rows(django_db_setup, django_db_blocker):
-    """What the migrations put in the database (milestone kinds, groups, permissions).
-
-    Live-server tests are transactional: the database is flushed after each one, and
-    Django's serialized rollback cannot help because Playwright's event loop gives the
-    test body other connection objects than the ones that hold the serialized copy. So
-    this module keeps its own copy and puts it back before each test and after the last
-    one, leaving the database as the tests that run later expect it."""
-    from django.db import connection
-
+    """Live-server tests are transactional: the database is flushed after each one,
+    taking the milestone kinds and groups the migrations made. Put them back before each
+    test and after the last one, for the tests that run later."""
+    yield
     with django_db_blocker.unblock():
-        snapshot = connection.creation.serialize_db_to_string()
-    yield snapshot
-    with django_db_blocker.unblock():
-        _restore(snapshot)
-
-
-def _restore(snapshot: str) -> None:
-    from django.contrib.contenttypes.models import ContentType
-    from django.db import connection
-
-    from releasecal.models import MilestoneKind
-
-    if MilestoneKind.objects.exists():
-        return
-    # The flush re-created content types and permissions under new ids; the copy's win.
-    ContentType.objects.all().delete()
-    connection.creation.deserialize_db_from_string(snapshot)
-    ContentType.objects.clear_cache()
+        _migrated_rows()
 
 
 @pytest.fixture
 def cycle(db, migrated_rows) -> Release:
-    _restore(migrated_rows)
+    _migrated_rows()
     return build_cycle()
 
 
