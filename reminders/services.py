@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Exists, F, Q, Value, When
+from django.db.models import Exists, F, Q
 
 from exceptions.models import ExceptionRequest
 from releasecal import tz
@@ -417,22 +417,7 @@ def deliveries_sweep(
     """
     now = now or tz.utc_now()
     result = SweepResult()
-    lease = dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
-    stuck = Delivery.objects.filter(state=State.SENDING, claimed_at__lt=now - lease)
-    used_up = Q(attempts__gte=settings.REMINDERS_MAX_ATTEMPTS)
-    result.reclaimed = stuck.update(
-        state=Case(When(used_up, then=Value(State.FAILED)), default=Value(State.PENDING)),
-        last_error=Case(
-            When(used_up, then=Value(f"Gave up: the sending worker was lost {settings.REMINDERS_MAX_ATTEMPTS} times")),
-            default=Value("Lease expired while sending (worker lost?); reclaimed. It may have been sent once already."),
-        ),
-        next_attempt_at=None,
-        queued_at=None,
-        updated_at=now,
-    )
-    result.missed = Delivery.objects.filter(
-        state=State.PENDING, attempts=0, send_late=False, due_at__lt=now - _grace()
-    ).update(state=State.MISSED, reason=_missed_reason_generic(), updated_at=now)
+    result.reclaimed, result.missed = _reclaim_and_miss(now=now)
     result.nudged = _nudge(now)
     ids = _mark_due_queued(now=now, limit=limit)
     enqueue = enqueue or _enqueue_one
@@ -448,6 +433,51 @@ def deliveries_sweep(
     result.queued = [i for i in ids if i not in set(failed)]
     result.enqueue_failed = len(failed)
     return result
+
+
+def _reclaim_and_miss(*, now: dt.datetime) -> tuple[int, int]:
+    """Steps 1 and 2 of the sweep in one statement (it runs every minute).
+
+    A row in ``sending`` past its lease goes back to ``pending`` (``failed`` when its
+    attempts are used up); a never-attempted ``pending`` row past the grace period
+    becomes ``missed``. SET expressions read the row as it was, so ``state`` on the
+    right-hand side is the old state. Returns (reclaimed, missed).
+    """
+    adapt = connection.ops.adapt_datetimefield_value
+    lease_cutoff = now - dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
+    grace_cutoff = now - _grace()
+    most = settings.REMINDERS_MAX_ATTEMPTS
+    table = connection.ops.quote_name(Delivery._meta.db_table)
+    sql = (
+        f"UPDATE {table} SET"  # noqa: S608 (table name from the model, values bound)
+        " state = CASE WHEN state = %s THEN (CASE WHEN attempts >= %s THEN %s ELSE %s END) ELSE %s END,"
+        " last_error = CASE WHEN state = %s THEN (CASE WHEN attempts >= %s THEN %s ELSE %s END) ELSE last_error END,"
+        " reason = CASE WHEN state = %s THEN reason ELSE %s END,"
+        " next_attempt_at = CASE WHEN state = %s THEN NULL ELSE next_attempt_at END,"
+        " queued_at = CASE WHEN state = %s THEN NULL ELSE queued_at END,"
+        " updated_at = %s"
+        " WHERE (state = %s AND claimed_at < %s)"
+        " OR (state = %s AND attempts = 0 AND send_late = %s AND due_at < %s)"
+        " RETURNING state"
+    )
+    gave_up = f"Gave up: the sending worker was lost {most} times"
+    reclaimed = "Lease expired while sending (worker lost?); reclaimed. It may have been sent once already."
+    sending, pending = State.SENDING, State.PENDING
+    params = [
+        sending, most, State.FAILED, pending, State.MISSED,
+        sending, most, gave_up, reclaimed,
+        sending, _missed_reason_generic(),
+        sending,
+        sending,
+        adapt(now),
+        sending, adapt(lease_cutoff),
+        pending, False, adapt(grace_cutoff),
+    ]  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        states = [row[0] for row in cursor.fetchall()]
+    missed = states.count(State.MISSED)
+    return len(states) - missed, missed
 
 
 def _mark_due_queued(*, now: dt.datetime, limit: int | None) -> list[int]:

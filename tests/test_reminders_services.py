@@ -221,6 +221,17 @@ def test_the_sweep_reclaims_a_delivery_stuck_in_sending_after_the_lease(freeze_r
     assert row.attempts == 2
 
 
+def test_the_sweep_gives_up_on_a_delivery_whose_workers_keep_dying(freeze_rules, settings):
+    settings.REMINDERS_MAX_ATTEMPTS = 1
+    row = _rows(code_freeze_of(future_release(freeze_at=hour_from_now(20))))["3d"]
+    assert services.delivery_claim(delivery_id=row.pk, now=row.due_at)
+    later = row.due_at + dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS + 1)
+    assert services.deliveries_sweep(now=later, enqueue=lambda _: None).reclaimed == 1
+    row.refresh_from_db()
+    assert row.state == State.FAILED
+    assert row.last_error == "Gave up: the sending worker was lost 1 times"
+
+
 # ---------------------------------------------------------------- events
 
 
