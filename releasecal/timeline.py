@@ -27,7 +27,10 @@ MARGIN_X = 12
 AXIS_Y = 44
 LANE_TOP = 62
 LANE_HEIGHT = 26
-CHAR_WIDTH = 6.6  # average advance of the 12px label font, generous so labels never collide
+# Average advance of the 12px label font (semi-bold for what is still ahead, regular for
+# what has passed), on the generous side so that labels never collide.
+CHAR_WIDTH = 7.6
+CHAR_WIDTH_PAST = 7.0
 LABEL_GAP = 10
 
 
@@ -170,7 +173,7 @@ def timeline_layout(*, release: Release, milestones: Iterable[Milestone], now: d
     # Greedy lane packing: each label takes the first lane where it fits.
     lane_ends: list[float] = []
     for item in items:
-        label_width = len(item.milestone.title) * CHAR_WIDTH
+        label_width = len(item.milestone.title) * (CHAR_WIDTH_PAST if item.past else CHAR_WIDTH)
         right_edge = item.x_end if item.x_end is not None else item.x
         if right_edge + LABEL_GAP + label_width <= WIDTH - MARGIN_X:
             item.anchor = "start"
@@ -181,7 +184,7 @@ def timeline_layout(*, release: Release, milestones: Iterable[Milestone], now: d
             item.label_x = round(item.x - LABEL_GAP, 1)
             occupied = (item.label_x - label_width, (item.x_end or item.x) + 6)
         for lane, lane_end in enumerate(lane_ends):
-            if occupied[0] > lane_end + 4:
+            if occupied[0] > lane_end + 8:
                 item.lane = lane
                 lane_ends[lane] = occupied[1]
                 break
@@ -215,7 +218,11 @@ def timeline_layout(*, release: Release, milestones: Iterable[Milestone], now: d
     )
 
 
+def timeline_render(layout: Layout) -> SafeString:
+    """A laid-out timeline as inline SVG markup."""
+    return SafeString(render_to_string("pages/_timeline.svg", {"t": layout}).strip())
+
+
 def timeline_svg(*, release: Release, milestones: Iterable[Milestone], now: dt.datetime | None = None) -> SafeString:
     """The timeline as inline SVG markup."""
-    layout = timeline_layout(release=release, milestones=milestones, now=now)
-    return SafeString(render_to_string("pages/_timeline.svg", {"t": layout}).strip())
+    return timeline_render(timeline_layout(release=release, milestones=milestones, now=now))

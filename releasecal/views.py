@@ -25,7 +25,7 @@ from releasecal.errors import NotFound
 from releasecal.feed_selectors import feed_tokens_of
 from releasecal.feed_services import feed_token_create, feed_token_rotate
 from releasecal.models import Enhancement, Milestone, Tracking
-from releasecal.timeline import timeline_svg
+from releasecal.timeline import timeline_layout, timeline_render
 
 TZ_COOKIE = "releasecal_tz"
 TZ_COOKIE_AGE = 365 * 24 * 3600
@@ -296,6 +296,7 @@ def release_detail(request: HttpRequest, slug: str) -> HttpResponse:
         )
     )
     feeds = [feed_for(request, f"/calendar/{release.slug}.ics", f"{release.name} schedule", release.slug)]
+    layout = timeline_layout(release=release, milestones=milestones, now=now)
     return _render(
         request,
         "pages/release.html",
@@ -303,7 +304,8 @@ def release_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "viewer": zone,
             "release": release,
             "rows": rows,
-            "timeline": timeline_svg(release=release, milestones=milestones, now=now),
+            "timeline": timeline_render(layout),
+            "timeline_has_now": layout.now_x is not None,
             "feeds": feeds,
             "sig_feeds": [
                 feed_for(request, f"/calendar/{release.slug}/sig/{quote(sig)}.ics", f"SIG {sig}", f"sig-{sig}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from urllib.parse import quote
 
@@ -509,3 +510,29 @@ def test_kep_page_queries_do_not_grow_with_history(client, django_assert_num_que
     tracking_set(release=later, enhancement=release.tracking.get(enhancement__number=9001).enhancement, stage="beta")
     with django_assert_num_queries(small):
         client.get("/kep/9001/")
+
+
+# -------------------------------------------------------------------- timeline
+
+
+@pytest.mark.django_db
+def test_timeline_labels_never_overlap_within_a_lane():
+    from releasecal.timeline import CHAR_WIDTH, CHAR_WIDTH_PAST, timeline_layout
+
+    release = build_cycle()
+    grow(release, 12)  # a dozen milestones within hours of each other
+    layout = timeline_layout(release=release, milestones=list(release.milestones.select_related("kind")))
+    lanes: dict[int, list[tuple[float, float]]] = {}
+    for item in layout.items:
+        width = len(item.milestone.title) * (CHAR_WIDTH_PAST if item.past else CHAR_WIDTH)
+        start = item.label_x if item.anchor == "start" else item.label_x - width
+        lanes.setdefault(item.lane, []).append((min(start, item.x), max(start + width, item.x_end or item.x)))
+        assert 0 <= item.x <= layout.width
+        assert start >= 0
+        assert start + width <= layout.width
+    assert len(lanes) > 1
+    for spans in lanes.values():
+        spans.sort()
+        for (_, end), (begin, _) in itertools.pairwise(spans):
+            assert end < begin
+    assert layout.height > 62 + 26 * (len(lanes) - 1)
