@@ -66,9 +66,9 @@ KEP = 753  # tracked in the demo cycle (1.36), with no exception request of its 
 RELEASE = "1.36"
 TEAM_CHANNEL = "C0E2ETEAM"
 REMINDER_CHANNEL = "C0E2EREMIND"
-# The reminder's time, counted from beat's start: after the other processes are up,
-# before beat's first sweep (60 s after it starts, then every minute).
-REMINDER_AFTER_BEAT_START = 40
+# Beat sweeps a minute after it starts, then every minute. The reminder falls due this
+# long before a sweep, after gunicorn is up.
+REMINDER_BEFORE_SWEEP = 15
 
 
 def _require_services() -> tuple[str, str]:
@@ -258,8 +258,12 @@ def _run_system(env, procs: Processes, slack: RecordingSlack, *, web: str, passw
     beat_started = _utc_log_time(
         wait_for(lambda: _line_with(beat, "beat: Starting..."), 60, "Celery beat to start", procs.tails)
     )
-    # Due between the processes being up and beat's first sweep, which must send it.
-    reminder_due = beat_started + dt.timedelta(seconds=REMINDER_AFTER_BEAT_START)
+    # Due once the processes are up, shortly before a sweep of beat's (the first one
+    # unless loading the data was slow), which must send it.
+    sweep = beat_started + dt.timedelta(seconds=60)
+    while sweep - tz.utc_now() < dt.timedelta(seconds=30):
+        sweep += dt.timedelta(seconds=60)
+    reminder_due = sweep - dt.timedelta(seconds=REMINDER_BEFORE_SWEEP)
     setup = json.loads(
         _manage(
             {
@@ -317,12 +321,17 @@ def _run_system(env, procs: Processes, slack: RecordingSlack, *, web: str, passw
     default_grant = _utc(filed["default_granted_until"])
     # The release team's channel gets the request with Approve / Reject buttons.
     posted = wait_for(
-        lambda: slack.matching(lambda c: c.method == "chat.postMessage" and f"request #{request_id}:" in c.text),
+        lambda: slack.matching(
+            lambda c: (
+                c.method == "chat.postMessage"
+                and c.data.get("channel") == TEAM_CHANNEL
+                and f"request #{request_id}:" in c.text
+            )
+        ),
         30,
         "the new request to be posted to the release team's Slack channel",
         procs.tails,
     )[0]
-    assert posted.data["channel"] == TEAM_CHANNEL
     assert posted.authorization == "Bearer xoxb-e2e-not-a-real-token"
     assert "exception_approve" in posted.text
 
@@ -396,7 +405,7 @@ def _run_system(env, procs: Processes, slack: RecordingSlack, *, web: str, passw
     )
     assert row == {"state": "sent", "attempts": 1, "queued": True}, row
     assert "reminders.send" in worker.output()
-    for process in procs.started:
+    for process in (gunicorn, worker, beat):
         assert process.running, process.tail()
         assert "Traceback" not in process.output(), process.tail(60)
 
