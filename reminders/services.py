@@ -556,20 +556,26 @@ def reminder_rules_seed_defaults(*, now: dt.datetime | None = None) -> list[Remi
         name="KEP owners", defaults={"kind": Channel.Kind.KEP_OWNERS, "config": {"via": "email"}}
     )
     slack_on = bool(settings.SLACK_BOT_TOKEN)
+    # The Slack app (slack_integration) already posts new requests, with Approve/Reject
+    # buttons, to SLACK_RELEASE_TEAM_CHANNEL: do not announce them twice.
+    submitted_on_slack = slack_on and not getattr(settings, "SLACK_RELEASE_TEAM_CHANNEL", "")
     freezes = list(MilestoneKind.objects.filter(is_freeze=True))
     specs = [
         ("Freeze reminders (email)", Rule.MILESTONES, "14d, 10d, 3d, 1d, 0", team_email, True, freezes),
         ("Freeze reminders (Slack)", Rule.MILESTONES, "14d, 10d, 3d, 1d, 0", team_slack, slack_on, freezes),
         ("Extension ends tomorrow (KEP owners)", Rule.EXTENSIONS, "1d", owners, True, []),
         ("New exception request (email)", Rule.REQUEST_SUBMITTED, "", team_email, True, []),
-        ("New exception request (Slack)", Rule.REQUEST_SUBMITTED, "", team_slack, slack_on, []),
+        ("New exception request (Slack)", Rule.REQUEST_SUBMITTED, "", team_slack, submitted_on_slack, []),
         ("Decision (KEP owners and requester)", Rule.REQUEST_DECIDED, "", owners, True, []),
         ("Request waiting for a decision (email)", Rule.REQUEST_NUDGE, "", team_email, True, []),
         ("Request waiting for a decision (Slack)", Rule.REQUEST_NUDGE, "", team_slack, slack_on, []),
     ]
     if slack_on:
         # A token configured since the last seed: switch the Slack rules on.
-        ReminderRule.objects.filter(channel=team_slack).update(active=True)
+        turned_on = ReminderRule.objects.filter(channel=team_slack)
+        if not submitted_on_slack:
+            turned_on = turned_on.exclude(applies_to=Rule.REQUEST_SUBMITTED)
+        turned_on.update(active=True)
     rules = []
     for name, applies_to, offsets, channel, active, kinds in specs:
         rule, created = ReminderRule.objects.get_or_create(

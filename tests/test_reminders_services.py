@@ -355,3 +355,37 @@ def test_the_day_before_at_a_time_in_the_autumn_fold_fires_at_its_first_occurren
     assert parse_offset("1d@01:30").due(deadline, "America/Los_Angeles") == dt.datetime(
         2024, 11, 3, 8, 30, tzinfo=dt.UTC
     )
+
+
+# ---------------------------------------------------------------- seeds
+
+
+def test_the_kubernetes_defaults_are_seeded_once_and_cover_every_freeze(kinds, settings):
+    settings.SLACK_BOT_TOKEN = ""
+    release = future_release(freeze_at=hour_from_now(20))
+    first = services.reminder_rules_seed_defaults()
+    again = services.reminder_rules_seed_defaults()
+    assert [r.pk for r in first] == [r.pk for r in again]
+    freeze = ReminderRule.objects.get(name="Freeze reminders (email)")
+    assert freeze.offsets == "14d, 10d, 3d, 1d, 0"
+    assert set(freeze.kinds.values_list("slug", flat=True)) == {
+        "prr-freeze", "enhancements-freeze", "feature-blog-freeze", "code-freeze", "docs-freeze", "test-freeze",
+    }  # fmt: skip
+    assert not ReminderRule.objects.get(name="Freeze reminders (Slack)").active
+    rows = Delivery.objects.filter(milestone=code_freeze_of(release), request__isnull=True)
+    assert sorted(rows.values_list("offset", flat=True)) == ["0", "10d", "14d", "1d", "3d"]
+    assert ReminderRule.objects.get(applies_to=Applies.EXTENSIONS).offsets == "1d"
+
+
+def test_seeding_with_a_bot_token_turns_the_slack_rules_on(kinds, settings):
+    settings.SLACK_BOT_TOKEN = ""
+    services.reminder_rules_seed_defaults()
+    settings.SLACK_BOT_TOKEN = "xoxb-test"
+    settings.SLACK_RELEASE_TEAM_CHANNEL = "C0RELEASE"  # the Slack app posts new requests there itself
+    services.reminder_rules_seed_defaults()
+    active = dict(ReminderRule.objects.filter(channel__name="Release team (Slack)").values_list("name", "active"))
+    assert active == {
+        "Freeze reminders (Slack)": True,
+        "Request waiting for a decision (Slack)": True,
+        "New exception request (Slack)": False,
+    }
