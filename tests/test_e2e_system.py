@@ -10,8 +10,10 @@ Playwright), and then:
   to an incoming webhook (the worker sends both);
 - the KEP's iCal feed, fetched from gunicorn, has the extension event at the decision's
   granted_until;
-- a milestone reminder due a few seconds after the processes start is sent by beat's
-  minute sweep exactly once, not before its time.
+- a milestone reminder ("1m" before a deadline), falling due once everything is up, is
+  sent by beat's minute sweep, not before its time, and exactly once (the next sweep
+  sends nothing);
+- on SIGTERM gunicorn, the worker and beat shut down gracefully (exit code 0).
 
 Needs DATABASE_URL=postgres://..., REDIS_URL=redis://... and /usr/bin/chromium. Without
 them it skips locally; under CI=true it fails. About 2.5 minutes (two beat sweeps).
