@@ -1,22 +1,24 @@
 """Public schedule pages: active releases, one release's cycle, its exceptions, one KEP.
 
 Views only parse input (slug, number, ``?tz=``, filters), call selectors and hand
-ready-made strings to templates. Every time label comes from ``releasecal.tz``; the
-browser converts ``<time datetime="...Z" data-viewer>`` to the reader's zone when the
-server was not told it. Each page runs a fixed number of queries whatever the data size.
+ready-made strings to templates. Every time label, the reader's zone included, comes from
+``releasecal.tz``: the reader's zone is always in the URL as ``?tz=`` and rendered here
+(a remembered zone is redirected to it; the script only detects the browser's zone and
+navigates). Each page runs a fixed number of queries whatever the data size.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, wraps
 from urllib.parse import quote, urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.views.decorators.http import require_http_methods
 
 from exceptions.models import ExceptionRequest
@@ -110,8 +112,10 @@ class ViewerZone:
 
 
 def viewer_zone(request: HttpRequest) -> ViewerZone:
-    """The reader's zone: ``?tz=`` first, then the remembered cookie, else unknown (the
-    browser detects it). A bad ``?tz=`` is reported, never raised."""
+    """The reader's zone: ``?tz=`` first, then the remembered cookie (the page views
+    redirect that to ``?tz=``, see ``zone_in_url``), else unknown (the browser detects it
+    and navigates to ``?tz=``). A bad ``?tz=`` is reported, never raised; a bad cookie is
+    ignored."""
     raw = request.GET.get("tz")
     if raw is not None and raw.strip():
         try:
@@ -122,6 +126,43 @@ def viewer_zone(request: HttpRequest) -> ViewerZone:
     if cookie and tz.is_valid_zone(cookie):
         return ViewerZone(zone=tz.normalize_zone_name(cookie))
     return ViewerZone(zone=None)
+
+
+def zone_url(request: HttpRequest, zone: str) -> str:
+    """This page with ``?tz=<zone>``: other parameters kept, ``remember`` dropped, and the
+    "/" of ``Asia/Tokyo`` left readable."""
+    params = request.GET.copy()
+    params.pop("remember", None)
+    params["tz"] = zone
+    return f"{request.path}?{params.urlencode(safe='/')}"
+
+
+def zone_in_url(view):
+    """Keep the reader's zone in the URL, so the server renders every label.
+
+    - No ``?tz=`` but a valid ``releasecal_tz`` cookie: 302 to the same URL with ``?tz=``.
+    - ``?tz=<valid>&remember=1`` (the zone form): set the cookie and 302 to the clean URL.
+    A bad cookie is ignored and a bad ``?tz=`` is rendered with a 400, so neither loops.
+    """
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.method not in ("GET", "HEAD"):
+            return view(request, *args, **kwargs)
+        zone = viewer_zone(request)
+        remember = zone.from_url and bool(request.GET.get("remember"))
+        if zone.zone and (remember or not zone.from_url):
+            response = HttpResponseRedirect(zone_url(request, zone.zone))
+            if remember:
+                response.set_cookie(TZ_COOKIE, zone.zone, max_age=TZ_COOKIE_AGE, samesite="Lax")
+            patch_cache_control(response, private=True, no_cache=True)
+        else:
+            response = view(request, *args, **kwargs)
+        if not zone.from_url:
+            patch_vary_headers(response, ("Cookie",))  # the cookie decides whether to redirect
+        return response
+
+    return wrapped
 
 
 # -------------------------------------------------------------------- subscribe
@@ -194,17 +235,14 @@ def _render(request: HttpRequest, template: str, context: dict, *, status: int =
     )
     if zone.error and status == 200:
         status = 400
-    response = render(request, template, context, status=status)
-    if zone.from_url and request.GET.get("remember"):
-        # The no-JavaScript zone form asks to remember the choice, as the script does.
-        response.set_cookie(TZ_COOKIE, zone.zone, max_age=TZ_COOKIE_AGE, samesite="Lax")
-    return response
+    return render(request, template, context, status=status)
 
 
 def not_found(request: HttpRequest, message: str) -> HttpResponse:
     return render(request, "404.html", {"exception": message, "friendly": True}, status=404)
 
 
+@zone_in_url
 def home(request: HttpRequest) -> HttpResponse:
     zone = viewer_zone(request)
     now = tz.utc_now()
@@ -259,6 +297,7 @@ class Row:
     granted: int
 
 
+@zone_in_url
 def release_detail(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         release = selectors.release_get(slug=slug)
@@ -349,6 +388,7 @@ def _requests_queryset():
     )
 
 
+@zone_in_url
 def release_exceptions(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         release = selectors.release_get(slug=slug)
@@ -402,6 +442,7 @@ def release_exceptions(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+@zone_in_url
 def kep_detail(request: HttpRequest, number: int) -> HttpResponse:
     enhancement = Enhancement.objects.filter(number=number).prefetch_related("owners").first()
     if enhancement is None:

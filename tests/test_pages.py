@@ -249,12 +249,57 @@ def test_release_page_hides_the_viewer_column_until_the_zone_is_known(client, re
 
 
 @pytest.mark.django_db
-def test_the_no_script_zone_form_remembers_the_choice_in_a_cookie(client, release):
-    response = client.get("/releases/1.31/?tz=Europe/Berlin&remember=1")
+def test_the_zone_form_remembers_the_choice_in_a_cookie_and_cleans_the_url(client, release):
+    response = client.get("/releases/1.31/", {"remember": "1", "tz": "europe/berlin"})
+    assert response.status_code == 302
+    assert response["Location"] == "/releases/1.31/?tz=Europe/Berlin"
     assert response.cookies["releasecal_tz"].value == "Europe/Berlin"
     freeze = release.milestones.get(kind__slug="code-freeze")
-    later = client.get("/releases/1.31/")
-    assert tz.render_in_zone(freeze.at, "Europe/Berlin") in _text(later)  # 04:00 CEST Wednesday 24 July 2024
+    page = client.get(response["Location"])
+    assert tz.render_in_zone(freeze.at, "Europe/Berlin") in _text(page)  # 04:00 CEST Wednesday 24 July 2024
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/", "/?tz=Asia/Tokyo"),
+        ("/releases/1.31/", "/releases/1.31/?tz=Asia/Tokyo"),
+        (
+            "/releases/1.31/exceptions/?sig=node&state=pending",
+            "/releases/1.31/exceptions/?sig=node&state=pending&tz=Asia/Tokyo",
+        ),
+        ("/kep/2400/?remember=1", "/kep/2400/?tz=Asia/Tokyo"),
+    ],
+)
+def test_a_remembered_zone_is_redirected_into_the_url(client, django_assert_num_queries, release, kep, path, expected):
+    client.cookies["releasecal_tz"] = "Asia/Tokyo"
+    with django_assert_num_queries(0):  # decided before any page work
+        response = client.get(path)
+    assert response.status_code == 302
+    assert response["Location"] == expected
+    assert "Cookie" in response["Vary"]
+    assert "private" in response["Cache-Control"]
+    page = client.get(expected)  # the URL's zone wins: no second redirect
+    assert page.status_code == 200
+    assert 'data-viewer-zone="Asia/Tokyo"' in _text(page)
+    assert "releasecal_tz" not in page.cookies
+
+
+@pytest.mark.django_db
+def test_tz_in_the_url_wins_over_the_cookie_without_a_redirect(client, release):
+    client.cookies["releasecal_tz"] = "Asia/Tokyo"
+    response = client.get("/releases/1.31/?tz=America/New_York")
+    assert response.status_code == 200
+    assert 'data-viewer-zone="America/New_York"' in _text(response)
+    assert "releasecal_tz" not in response.cookies  # a shared link does not overwrite the choice
+
+
+@pytest.mark.django_db
+def test_a_bad_tz_with_remember_sets_no_cookie_and_does_not_redirect(client, release):
+    response = client.get("/releases/1.31/", {"remember": "1", "tz": "Moon/Base"})
+    assert response.status_code == 400
+    assert "releasecal_tz" not in response.cookies
 
 
 @pytest.mark.django_db
@@ -278,11 +323,14 @@ def test_it_rejects_an_unknown_tz_with_a_clear_message_not_a_500(client, release
 
 
 @pytest.mark.django_db
-def test_a_bad_cookie_zone_is_ignored(client, release):
-    client.cookies["releasecal_tz"] = "Nowhere/Atlantis"
-    response = client.get("/releases/1.31/")
-    assert response.status_code == 200
-    assert 'data-viewer-zone=""' in _text(response)
+@pytest.mark.parametrize("cookie", ["Nowhere/Atlantis", "Asia%2FTokyo", ""])
+def test_a_bad_cookie_zone_is_ignored_and_never_redirected_to(client, release, cookie):
+    client.cookies["releasecal_tz"] = cookie
+    for path in ("/", "/releases/1.31/", "/releases/1.31/exceptions/"):
+        response = client.get(path)
+        assert response.status_code == 200, path  # no redirect, so no loop
+        assert "Location" not in response
+        assert 'data-viewer-zone=""' in _text(response)
 
 
 @pytest.mark.django_db

@@ -1,10 +1,11 @@
 """The schedule pages in a real browser: Debian's headless Chromium driven by Playwright.
 
-Each page is loaded with the browser's zone set to Asia/Tokyo and to America/New_York;
-every local time the page shows is checked against the UTC instant the server embedded,
-against the API's ``x_viewer`` for the same zone and against the model via
-``releasecal.tz``. Screenshots at desktop and phone widths go to
-``test-artifacts/screenshots/``.
+Each page is loaded with the browser's zone set to Asia/Tokyo and to America/New_York.
+The script puts the detected zone in the URL (``?tz=``) and the server renders the
+reader's column, so every shown local time must be, letter for letter, the API's
+``x_viewer`` display for the same zone and ``tz.render_in_zone`` of the UTC instant the
+page embeds (JST in Tokyo, EST in New York in December). Screenshots at desktop and
+phone widths go to ``test-artifacts/screenshots/``.
 
 Without the browser these tests skip locally and fail under ``CI=true``.
 """
@@ -23,6 +24,7 @@ from django.conf import settings
 from releasecal import tz
 from releasecal.models import Milestone, Release
 from releasecal.services import groups_ensure, milestone_kinds_ensure
+from releasecal.views import TZ_COOKIE
 from tests.test_pages import build_cycle
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -113,13 +115,25 @@ def _context(browser, zone: str, width: int = 1280, **kwargs):
 
 
 def _open(context, url: str):
+    """Load ``url`` and wait for the page that shows a reader's zone: the server's own
+    redirect (remembered zone) or the script's navigation to ``?tz=`` happens first."""
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(url)
+    page.first_response = page.goto(url)
     page.wait_for_selector("body[data-applied-zone]", state="attached", timeout=10_000)
+    page.wait_for_load_state("load")
     page.errors = errors
     return page
+
+
+def _url_zone(page) -> str:
+    return page.evaluate("new URL(location.href).searchParams.get('tz')")
+
+
+def _cookie_zone(context) -> str | None:
+    values = [c["value"].strip('"') for c in context.cookies() if c["name"] == TZ_COOKIE]
+    return values[0] if values else None
 
 
 def _shown_times(page) -> list[tuple[str, str]]:
@@ -140,20 +154,25 @@ def _split(text: str) -> tuple[str, str, str]:
     return clock, label, day
 
 
+EXPECTED_LABELS = {"Asia/Tokyo": ("JST", "JST"), "America/New_York": ("EST", "EDT")}
+
+
 def _check_local(text: str, iso: str, zone: str) -> None:
-    """The browser's rendering of ``iso`` in ``zone`` is the server's, up to the zone label
-    (the browser names zones itself: Intl says GMT+9 where tzdata says JST)."""
+    """The shown text is exactly the time module's rendering of ``iso`` in ``zone``, and
+    its clock and label agree with zoneinfo on its own (JST; EST in winter, EDT in summer)."""
     instant = _instant(iso)
-    clock, label, day = _split(text)
-    server_clock, server_label, server_day = _split(tz.render_in_zone(instant, zone))
-    assert (clock, day) == (server_clock, server_day), (text, iso, zone)
+    assert text == tz.render_in_zone(instant, zone), (text, iso, zone)
+    clock, label, _day = _split(text)
     local = instant.astimezone(ZoneInfo(zone))
     assert clock == local.strftime("%H:%M")
-    if zone == "America/New_York":
-        assert label == server_label  # EST / EDT, as tzdata says
-    else:
-        offset = tz.format_offset(local.utcoffset()).replace(":00", "").replace("+0", "+").replace("-0", "-")
-        assert label in {server_label, f"GMT{offset}"}, (label, server_label)
+    if zone in EXPECTED_LABELS:
+        standard, summer = EXPECTED_LABELS[zone]
+        assert label == (summer if local.dst() else standard), (text, zone)
+
+
+def _api_text(local_time: dict) -> str:
+    """The API's ``x_viewer.display`` without its UTC parenthesis: what the page shows."""
+    return local_time["display"].split(" (", 1)[0]
 
 
 def _shoot(page, name: str) -> Path:
@@ -171,14 +190,24 @@ def test_release_page_shows_local_times_matching_the_api_and_the_model(browser, 
     context = _context(browser, zone)
     page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
     assert page.errors == []
+    # First visit: no ?tz=, no cookie. The script detected the zone, remembered it and
+    # put it in the URL; the server rendered the column.
+    assert page.first_response.status == 200
+    assert page.first_response.request.redirected_from is None
+    assert page.url == f"{live_server.url}/releases/{cycle.slug}/?tz={zone}"
     assert page.get_attribute("body", "data-applied-zone") == zone
-    assert page.url.endswith(f"?tz={zone}")  # the detected zone is in the URL
+    assert _cookie_zone(context) == zone
+    assert page.evaluate("localStorage.getItem('releasecal.tz')") == zone
     assert page.is_visible("th[data-viewer-slot]")
     assert zone in page.inner_text("th[data-viewer-slot]")
 
     shown = _shown_times(page)
     for iso, text in shown:
         _check_local(text, iso, zone)
+    labels = {_split(text)[1] for _, text in shown}
+    assert labels <= set(EXPECTED_LABELS[zone]), labels
+    # Which of EST/EDT depends on the season of each instant (checked one by one above).
+    assert zone != "Asia/Tokyo" or labels == {"JST"}, labels
 
     # Every timed milestone (start and end of windows) is shown at its model instant.
     expected = set()
@@ -189,7 +218,7 @@ def test_release_page_shows_local_times_matching_the_api_and_the_model(browser, 
                 expected.add(tz.isoformat_utc(milestone.ends_at))
     assert {iso for iso, _ in shown} == expected
 
-    # ...and at the API's instants, with the API's wall clock in the reader's zone.
+    # ...and, letter for letter, as the API's x_viewer for the same zone says.
     api = context.request.get(f"{live_server.url}/api/v1/releases/{cycle.slug}/milestones/", params={"tz": zone})
     assert api.ok, api.status
     body = api.json()
@@ -197,12 +226,10 @@ def test_release_page_shows_local_times_matching_the_api_and_the_model(browser, 
     timed = [item for item in items if item["at"]]
     assert len(timed) == len([m for m in Milestone.objects.filter(release=cycle) if m.at])
     for item in timed:
-        row = page.locator(f"tr[data-milestone='{item['id']}'] td.t-viewer time[data-viewer]").first
-        assert row.get_attribute("datetime") == item["at"]
-        clock, _label, day = _split(row.inner_text())
-        viewer_local = dt.datetime.fromisoformat(item["at_viewer"]["datetime"])
-        assert clock == viewer_local.strftime("%H:%M")
-        assert day == tz.render_date(viewer_local.date())
+        cell = page.locator(f"tr[data-milestone='{item['id']}'] td.t-viewer time[data-viewer]").first
+        assert cell.get_attribute("datetime") == item["at"]
+        assert cell.inner_text() == _api_text(item["at_viewer"])
+        assert _split(cell.inner_text())[1] == item["at_viewer"]["abbreviation"]
     # Native and UTC columns are the server's own strings.
     first = Milestone.objects.filter(release=cycle, at__isnull=False).order_by("at").first()
     native = page.inner_text(f"tr[data-milestone='{first.pk}'] td.t-native")
@@ -212,11 +239,11 @@ def test_release_page_shows_local_times_matching_the_api_and_the_model(browser, 
 
 
 @pytest.mark.parametrize("zone", ZONES)
-def test_every_page_converts_to_the_browser_zone_and_is_screenshotted(browser, live_server, cycle, zone):
+def test_every_page_shows_the_browser_zone_from_the_server_and_is_screenshotted(browser, live_server, cycle, zone):
     pages = {
         "home": "/",
         "release": f"/releases/{cycle.slug}/",
-        "exceptions": f"/releases/{cycle.slug}/exceptions/",
+        "exceptions": f"/releases/{cycle.slug}/exceptions/?state=approved",
         "kep": "/kep/2400/",
     }
     saved = []
@@ -225,6 +252,10 @@ def test_every_page_converts_to_the_browser_zone_and_is_screenshotted(browser, l
         for name, path in pages.items():
             page = _open(context, live_server.url + path)
             assert page.errors == [], (path, page.errors)
+            assert _url_zone(page) == zone, page.url
+            assert f"tz={zone}" in page.url  # "/" kept readable
+            if "?" in path:
+                assert "state=approved" in page.url  # other parameters kept
             shown = _shown_times(page)
             assert shown, path
             for iso, text in shown:
@@ -242,6 +273,7 @@ def test_every_page_converts_to_the_browser_zone_and_is_screenshotted(browser, l
 def test_kep_page_effective_deadlines_match_the_api(browser, live_server, cycle, zone):
     context = _context(browser, zone)
     page = _open(context, f"{live_server.url}/kep/2400/")
+    assert _url_zone(page) == zone
     api = context.request.get(f"{live_server.url}/api/v1/enhancements/2400/", params={"tz": zone})
     assert api.ok, api.status
     granted = [r for r in api.json()["exception_requests"] if r.get("granted_until")]
@@ -249,18 +281,18 @@ def test_kep_page_effective_deadlines_match_the_api(browser, live_server, cycle,
     iso = granted[0]["granted_until"]
     cells = page.locator(f"tr.extended time[data-viewer][datetime='{iso}']")
     assert cells.count() == 1
-    clock, _label, day = _split(cells.first.inner_text())
-    viewer_local = dt.datetime.fromisoformat(granted[0]["granted_until_viewer"]["datetime"])
-    assert (clock, day) == (viewer_local.strftime("%H:%M"), tz.render_date(viewer_local.date()))
+    assert cells.first.inner_text() == _api_text(granted[0]["granted_until_viewer"])
+    _check_local(cells.first.inner_text(), iso, zone)
     assert "Extended by exception" in page.inner_text("tr.extended")
     context.close()
 
 
 @pytest.mark.parametrize("zone", ["Europe/Berlin", "Australia/Sydney", "Asia/Kolkata", "Europe/London"])
-def test_where_the_browser_knows_a_zone_name_it_matches_the_servers(browser, live_server, cycle, zone):
-    """CET/CEST, AEDT/AEST, IST, GMT/BST: Intl's names agree with tzdata's letter for letter."""
+def test_other_browser_zones_read_exactly_as_the_server_writes_them(browser, live_server, cycle, zone):
     context = _context(browser, zone)
     page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
+    # Chromium may name a zone by its older alias; the server accepts both.
+    assert _url_zone(page) in {zone, {"Asia/Kolkata": "Asia/Calcutta"}.get(zone)}
     shown = _shown_times(page)
     assert shown
     for iso, text in shown:
@@ -278,27 +310,69 @@ def test_tz_in_the_url_is_rendered_by_the_server_and_kept(browser, live_server, 
     for iso, text in _shown_times(page):
         assert text == tz.render_in_zone(_instant(iso), "Europe/Berlin")  # the server's own labels (CET)
     assert page.url.endswith("?tz=Europe/Berlin")
+    assert _cookie_zone(context) is None  # a shared link is not remembered
     context.close()
 
 
-def test_a_chosen_zone_is_applied_remembered_and_put_in_the_url(browser, live_server, cycle):
+def test_a_remembered_zone_is_redirected_into_the_url_by_the_server(browser, live_server, cycle):
+    context = _context(browser, "Asia/Tokyo")
+    context.add_cookies([{"name": TZ_COOKIE, "value": "America/New_York", "url": live_server.url}])
+    page = _open(context, f"{live_server.url}/releases/{cycle.slug}/?x=1")
+    redirect = page.first_response.request.redirected_from
+    assert redirect is not None
+    assert redirect.url == f"{live_server.url}/releases/{cycle.slug}/?x=1"
+    assert redirect.response().status == 302
+    assert page.url == f"{live_server.url}/releases/{cycle.slug}/?x=1&tz=America/New_York"
+    for iso, text in _shown_times(page):
+        _check_local(text, iso, "America/New_York")  # the remembered zone, not the browser's
+    context.close()
+
+
+def test_a_bad_cookie_is_ignored_and_replaced_without_a_redirect_loop(browser, live_server, cycle):
+    context = _context(browser, "Asia/Tokyo")
+    context.add_cookies([{"name": TZ_COOKIE, "value": "Nowhere/Atlantis", "url": live_server.url}])
+    context.add_init_script("localStorage.setItem('releasecal.tz', 'Nowhere/Atlantis')")
+    page = context.new_page()
+    navigations: list[str] = []
+    page.on("framenavigated", lambda frame: frame == page.main_frame and navigations.append(frame.url))
+    response = page.goto(f"{live_server.url}/releases/{cycle.slug}/")
+    assert response.status == 200
+    assert response.request.redirected_from is None
+    page.wait_for_selector("body[data-applied-zone]", state="attached", timeout=10_000)
+    page.wait_for_timeout(1000)  # time for any further (unwanted) navigation
+    assert navigations == [f"{live_server.url}/releases/{cycle.slug}/", page.url]
+    assert page.url.endswith("?tz=Asia/Tokyo")
+    assert _cookie_zone(context) == "Asia/Tokyo"
+    for iso, text in _shown_times(page):
+        _check_local(text, iso, "Asia/Tokyo")
+    context.close()
+
+
+def test_a_chosen_zone_is_rendered_remembered_and_put_in_the_url(browser, live_server, cycle):
     context = _context(browser, "America/New_York")
     page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
-    page.fill("#tz-input", "Asia/Kolkata")
-    page.press("#tz-input", "Enter")
-    page.wait_for_function("document.body.dataset.appliedZone === 'Asia/Kolkata'")
-    assert page.url.endswith("?tz=Asia/Kolkata")
+    page.fill("#tz-input", "asia/kolkata")
+    with page.expect_navigation():
+        page.press("#tz-input", "Enter")  # a plain GET form; the server sets the cookie
+    page.wait_for_selector("body[data-applied-zone='Asia/Kolkata']", state="attached")
+    assert page.url == f"{live_server.url}/releases/{cycle.slug}/?tz=Asia/Kolkata"
     for iso, text in _shown_times(page):
-        _check_local(text, iso, "Asia/Kolkata")
+        assert text == tz.render_in_zone(_instant(iso), "Asia/Kolkata")  # IST
+    assert _cookie_zone(context) == "Asia/Kolkata"
     assert page.evaluate("localStorage.getItem('releasecal.tz')") == "Asia/Kolkata"
-    # Another page, no ?tz=: the remembered zone wins over the browser's own.
+    # Another page, no ?tz=: the server redirects to the remembered zone.
     other = _open(context, f"{live_server.url}/kep/2400/")
-    assert other.get_attribute("body", "data-applied-zone") == "Asia/Kolkata"
-    assert other.url.endswith("?tz=Asia/Kolkata")
-    # "Use my browser's zone" forgets the choice.
-    other.click("[data-zone-detect]")
-    other.wait_for_function("document.body.dataset.appliedZone === 'America/New_York'")
-    assert other.evaluate("localStorage.getItem('releasecal.tz')") is None
+    assert other.first_response.request.redirected_from is not None
+    assert other.url.endswith("/kep/2400/?tz=Asia/Kolkata")
+    # "Use my browser's zone" switches back to the detected zone and remembers it.
+    with other.expect_navigation():
+        other.click("[data-zone-detect]")
+    other.wait_for_selector("body[data-applied-zone='America/New_York']", state="attached")
+    assert other.url.endswith("/kep/2400/?tz=America/New_York")
+    assert _cookie_zone(context) == "America/New_York"
+    assert other.evaluate("localStorage.getItem('releasecal.tz')") == "America/New_York"
+    for iso, text in _shown_times(other):
+        _check_local(text, iso, "America/New_York")
     context.close()
 
 
@@ -308,8 +382,10 @@ def test_a_bad_tz_shows_a_message_and_the_schedule(browser, live_server, cycle):
     response = page.goto(f"{live_server.url}/releases/{cycle.slug}/?tz=Moon/Base")
     assert response.status == 400
     assert "That time zone was not recognised" in page.inner_text("[role=alert]")
-    assert "?tz=Moon/Base" in page.url  # the script leaves the reader's URL alone
+    page.wait_for_timeout(500)
+    assert page.url.endswith("?tz=Moon/Base")  # the script leaves the reader's URL alone
     assert page.is_visible("td.t-native")
+    assert not page.is_visible("th[data-viewer-slot]")
     context.close()
 
 
@@ -326,11 +402,18 @@ def test_without_javascript_times_show_in_native_zone_and_utc(browser, live_serv
     assert tz.render_in_zone(first.at, first.zone) in page.inner_text(f"{row} td.t-native")
     assert tz.render_in_zone(first.at, "UTC") in page.inner_text(f"{row} td.t-utc")
     assert page.is_visible("input.copy-input")  # the feed URL is still there to select
+    assert page.url == f"{live_server.url}/releases/{cycle.slug}/"  # nothing navigates
     assert not page.is_visible("button.copy-btn")
+    _shoot(page, "release-nojs-desktop")
+    # With ?tz= the server adds the reader's column, script or not.
+    page.goto(f"{live_server.url}/releases/{cycle.slug}/?tz=Asia/Tokyo")
+    assert page.is_visible("th[data-viewer-slot]")
+    viewer = page.inner_text(f"{row} td.t-viewer")
+    assert tz.render_in_zone(first.at, "Asia/Tokyo") in viewer
+    assert "JST" in viewer
     home = context.new_page()
     home.goto(f"{live_server.url}/")
     assert home.inner_text("[role=timer]").startswith("in ")
-    _shoot(page, "release-nojs-desktop")
     context.close()
 
 
