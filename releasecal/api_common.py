@@ -29,7 +29,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from releasecal import tz
 from releasecal.errors import DomainError
@@ -185,6 +184,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = drf_exceptions.NotFound(str(exc) or "Not found.")
     elif isinstance(exc, PermissionDenied):
         exc = drf_exceptions.PermissionDenied(str(exc) or None)
+    # Imported here: rest_framework.views reads DEFAULT_THROTTLE_CLASSES when it is
+    # imported, which names the throttles below, so a module-level import is a cycle.
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     response = drf_exception_handler(exc, context)  # keeps WWW-Authenticate, Retry-After
     if response is None:
         return None  # a real bug: let Django answer 500 and log it
