@@ -135,16 +135,25 @@ def test_a_worker_killed_with_sigkill_mid_send_loses_nothing(broker, webhook, fa
 
 
 def test_redis_restarted_during_a_burst_still_delivers_every_reminder(webhook, fake_slack, workers, tmp_path, settings):
+    """Our own redis-server (never the shared one), stopped mid-burst and started again
+    empty: every queued and unacknowledged message is gone, and the ledger re-queues.
+
+    kombu 5.7's Redis transport sometimes ends the worker when Redis vanishes while it
+    holds unacknowledged messages ("Unrecoverable error: AttributeError ... hostname",
+    raised while restoring them). In production the supervisor restarts it (compose:
+    ``restart: unless-stopped``); here the test does, and a send that child processes
+    were killed in the middle of may then go out twice (bounded below)."""
     require_postgres()
-    settings.REMINDERS_REQUEUE_SECONDS = 3
     redis_url_or_skip("REDIS_URL")  # the machine's Redis is not touched; we only need redis-server
+    settings.REMINDERS_REQUEUE_SECONDS = 3
+    settings.REMINDERS_LEASE_SECONDS = 8
     own = ThrowawayRedis(tmp_path).start()
     try:
         milestone, hook = webhook
         ids = due_deliveries(milestone=milestone, channel=hook, count=120)
         fake_slack.delay = 0.03
-        env = {"REMINDERS_REQUEUE_SECONDS": "3"}
-        worker = workers(broker=own.url, name="burst", concurrency=2, env=env)
+        env = {"REMINDERS_REQUEUE_SECONDS": "3", "REMINDERS_LEASE_SECONDS": "8"}
+        started = [workers(broker=own.url, name="burst0", concurrency=2, env=env)]
         # Celery lets CELERY_BROKER_URL in the environment override an app's broker, so
         # the producer names its connection explicitly.
         producer = Celery("producer")
@@ -159,19 +168,25 @@ def test_redis_restarted_during_a_burst_still_delivers_every_reminder(webhook, f
                     )
                 )
 
+        def supervise_and_sweep() -> None:
+            if started[-1].proc.poll() is not None:  # what restart: unless-stopped does
+                started.append(workers(broker=own.url, name=f"burst{len(started)}", concurrency=2, env=env))
+            sweep()
+
         sweep()
-        assert wait_for(lambda: fake_slack.stats()["messages"] >= 15, timeout=60), worker.output()
+        assert wait_for(lambda: fake_slack.stats()["messages"] >= 15, timeout=60), started[-1].output()
         own.stop()  # everything queued and unacknowledged in Redis is gone
         time.sleep(1.5)
         sweep()  # a beat while Redis is down: nothing can be queued, nothing is lost
         own.start()
-        assert wait_for(lambda: _all_sent(ids), timeout=90, interval=1.0, tick=sweep), (
+        assert wait_for(lambda: _all_sent(ids), timeout=90, interval=1.0, tick=supervise_and_sweep), (
             fake_slack.stats(),
-            sorted(Delivery.objects.filter(pk__in=ids).values_list("state", "queued_at", "attempts").distinct())[:20],
-            worker.output(),
+            len(started),
+            started[-1].output(),
         )
         assert set(fake_slack.received) == set(ids), "every reminder delivered"
-        assert fake_slack.stats()["duplicates"] == 0
+        restarts = len(started) - 1
+        assert fake_slack.stats()["duplicates"] <= 2 * restarts  # at most the sends in flight when it died
     finally:
         own.stop()
 
