@@ -1,14 +1,15 @@
-"""Reads behind the calendar feeds: what each feed contains, its data fingerprint,
-and the personal-token lookup.
+"""Reads behind the calendar feeds: what each feed contains and the personal-token
+lookup.
 
 A feed is described by a ``FeedScope``: the releases whose milestones it shows and the
 exception requests whose extension events it shows. Two reads use a scope:
 
-- ``feed_fingerprint`` — ONE aggregate query (count and newest timestamp of every table
-  the feed is built from). It is part of the cache key, so any change to a milestone,
-  release, request, decision or KEP in scope gives a new key and the very next response
-  is rebuilt. It also tells whether the feed's subject exists (404 otherwise).
+- ``feed_missing_subject`` — whether the feed's subject (release, KEP, SIG) exists
+  (one query each; a 404 otherwise).
 - ``feed_build`` — a fixed number of queries whatever the number of events.
+
+Freshness is not decided here: ``releasecal.feed_generation`` changes the cache key on
+every write to a table ``feed_build`` reads (keep its ``watched_tables`` in step).
 """
 
 from __future__ import annotations
@@ -16,21 +17,18 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from django.conf import settings
-from django.db import connection
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Cast, Coalesce, Length
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
-from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision
+from exceptions.models import ExceptionRequest, ExceptionRequestRevision
 from releasecal import ical, tz
 from releasecal.errors import NotFound
 from releasecal.feed_services import feed_token_hash
-from releasecal.models import Enhancement, EnhancementOwner, FeedToken, Milestone, MilestoneKind, Release, Tracking
+from releasecal.models import Enhancement, EnhancementOwner, FeedToken, Milestone, Release
 from releasecal.selectors import effective_deadlines
 
 # last_used_at is written at most this often per token, so a feed poll is not a write.
@@ -45,25 +43,17 @@ class FeedScope:
     private: bool
     releases: QuerySet[Release]
     requests: QuerySet[ExceptionRequest] | None
-    # Each must hold at least one row, else the feed is a 404 with that message.
-    # ``subjects`` are counted in the fingerprint query, so they must be indexed
-    # look-ups; ``late_subjects`` are checked when the feed is built and the answer is
-    # cached with it (the fingerprint then covers their tables through ``extra``).
+    # Each must hold at least one row, else the feed is a 404 with that message
+    # (checked in this order when the feed is built; a 404 is never cached).
     subjects: list[tuple[QuerySet, str]] = field(default_factory=list)
-    late_subjects: list[tuple[QuerySet, str]] = field(default_factory=list)
-    # A cheap superset of ``requests`` for the fingerprint (indexed filter), and the
-    # KEPs whose titles the feed shows.
-    requests_fingerprint: QuerySet[ExceptionRequest] | None = None
-    enhancements: QuerySet[Enhancement] | None = None
-    extra: list[tuple[QuerySet, str]] = field(default_factory=list)  # (queryset, "count"|"max:<f>"|"sum:<f>")
     sig: str = ""
     number: int | None = None
     user_label: str = ""
 
 
 # ------------------------------------------------------------------------ scopes
-# Building a dozen querysets costs more than running the fingerprint query, so scopes
-# are memoised by their arguments. Querysets are only ever cloned (``.filter``,
+# Building querysets costs more than serving a warm feed, so scopes are memoised by
+# their arguments. Querysets are only ever cloned (``.filter``,
 # ``.values``, ``.order_by``), never evaluated in place, so sharing them is safe.
 
 
@@ -97,13 +87,10 @@ def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
         private=False,
         releases=releases,
         requests=ExceptionRequest.objects.filter(release__slug=slug).filter(_sig_q(sig, "enhancement__")),
-        # Every request of the release: a superset found through the release index,
-        # where the SIG filter would need a scan of KEP JSON on every request.
-        requests_fingerprint=ExceptionRequest.objects.filter(release__in=releases.values("pk")),
-        # Any KEP change (its SIGs, its title, a new KEP of this SIG) changes the key.
-        enhancements=Enhancement.objects.all(),
-        subjects=[(releases, f"No release {slug!r}.")],
-        late_subjects=[(Enhancement.objects.filter(_sig_q(sig)), f"No KEP belongs to SIG {sig!r}.")],
+        subjects=[
+            (releases, f"No release {slug!r}."),
+            (Enhancement.objects.filter(_sig_q(sig)), f"No KEP belongs to SIG {sig!r}."),
+        ],
         sig=sig,
     )
 
@@ -119,9 +106,7 @@ def feed_scope_kep(*, number: int) -> FeedScope:
         private=False,
         releases=releases,
         requests=ExceptionRequest.objects.filter(enhancement__number=number),
-        enhancements=Enhancement.objects.filter(number=number),
         subjects=[(Enhancement.objects.filter(number=number), f"No KEP {number}.")],
-        extra=[(Tracking.objects.filter(enhancement__number=number), "max:updated_at")],
         number=number,
     )
 
@@ -152,120 +137,21 @@ def _feed_scope_user(*, user_id: int, username: str) -> FeedScope:
             Q(leads__id=user_id) | Q(tracking__enhancement__in=kep_ids) | Q(exception_requests__enhancement__in=kep_ids)
         ).values("pk")
     )
-    leads = Release.leads.through.objects.filter(user_id=user_id)
     return FeedScope(
-        key=f"user:{user_id}",
+        # The username is in the calendar's name: a new one is a new key.
+        key=f"user:{user_id}:{hashlib.sha256(username.encode()).hexdigest()[:12]}",
         kind="user",
         filename="releasecal-my-feed.ics",
         private=True,
         releases=releases,
         requests=ExceptionRequest.objects.filter(enhancement__in=kep_ids),
-        enhancements=Enhancement.objects.filter(pk__in=kep_ids),
-        extra=[
-            (owned, "count"),
-            (owned, "sum:enhancement_id"),
-            (leads, "count"),
-            (leads, "sum:release_id"),
-            (Tracking.objects.filter(enhancement__in=kep_ids), "max:updated_at"),
-        ],
         user_label=username,
     )
 
 
-# -------------------------------------------------------------------- fingerprint
-
-
-# Columns that are expressions rather than fields, for tables without updated_at.
-_COLUMNS = {
-    "sum:allows_exceptions": Cast("allows_exceptions", IntegerField()),
-    "sum:is_freeze": Cast("is_freeze", IntegerField()),
-    "sum:name_length": Length("name"),
-}
-
-
-def _aggregate(qs: QuerySet, hows: tuple[str, ...], alias: str) -> tuple[str, list]:
-    """SQL of one scalar subquery over ``qs`` giving ``"count/max/sum..."`` as text:
-    one pass over the rows for every aggregate of that queryset."""
-    # Only ORM-compiled SQL with its parameters and fixed identifiers go in here.
-    columns = {f"fp{i}": _COLUMNS.get(how, F(how.partition(":")[2])) for i, how in enumerate(hows) if how != "count"}
-    sql, params = qs.order_by().annotate(**columns).values_list("pk", *columns).query.sql_with_params()
-    pieces = []
-    for i, how in enumerate(hows):
-        if how == "count":
-            pieces.append("CAST(COUNT(*) AS TEXT)")
-            continue
-        function = {"max": "MAX", "sum": "SUM", "count": "COUNT"}[how.partition(":")[0]]
-        column = f"{alias}.{connection.ops.quote_name(f'fp{i}')}"
-        pieces.append(f"COALESCE(CAST({function}({column}) AS TEXT), '')")
-    joined = " || '/' || ".join(pieces)
-    return f"(SELECT {joined} FROM ({sql}) {alias})", list(params)  # noqa: S608
-
-
-def _fingerprint_parts(scope: FeedScope) -> list[tuple[QuerySet, tuple[str, ...]]]:
-    milestones = Milestone.objects.filter(release__in=scope.releases.values("pk"))
-    parts: list[tuple[QuerySet, tuple[str, ...]]] = [(qs, ("count",)) for qs, _ in scope.subjects]
-    parts += [
-        (scope.releases, ("count", "max:updated_at")),
-        (milestones, ("count", "max:updated_at", "sum:sequence")),
-        # Kinds have no updated_at; their flags and names show in the rule and CATEGORIES.
-        (MilestoneKind.objects.all(), ("count", "sum:allows_exceptions", "sum:is_freeze", "sum:name_length", "max:id")),
-    ]
-    if scope.requests is not None:
-        requests = scope.requests_fingerprint if scope.requests_fingerprint is not None else scope.requests
-        # Every workflow step saves the request (updated_at), amendments included, so
-        # revisions need no term. Decisions are insert-only: the newest id and the
-        # count of the whole table see any new or removed one, without a join.
-        parts.append((requests, ("count", "max:updated_at")))
-        parts.append((Decision.objects.all(), ("count", "max:id")))
-    if scope.enhancements is not None:
-        parts.append((scope.enhancements, ("count", "max:updated_at")))
-    return parts + [(qs, (how,)) for qs, how in scope.extra]
-
-
-# The SQL of a scope depends only on its key (and the database), and compiling a dozen
-# querysets costs far more than running them: compile once per key.
-_compiled: OrderedDict[tuple[str, str], tuple[str, tuple]] = OrderedDict()
-_compiled_lock = threading.Lock()
-_COMPILED_MAX = 1024
-
-
-def _fingerprint_sql(scope: FeedScope) -> tuple[str, tuple]:
-    key = (connection.vendor, scope.key)
-    with _compiled_lock:
-        found = _compiled.get(key)
-    if found is not None:
-        return found
-    selects, params = [], []
-    for index, (qs, hows) in enumerate(_fingerprint_parts(scope)):
-        sql, sub_params = _aggregate(qs, hows, f"fp{index}")
-        selects.append(sql)
-        params += sub_params
-    found = ("SELECT " + ", ".join(selects), tuple(params))
-    with _compiled_lock:
-        _compiled[key] = found
-        while len(_compiled) > _COMPILED_MAX:
-            _compiled.popitem(last=False)
-    return found
-
-
-def feed_fingerprint(scope: FeedScope) -> tuple[str, str]:
-    """``(not_found_message, fingerprint)`` in one query; the message is empty when
-    the feed's indexed subjects (release, KEP) exist."""
-    sql, params = _fingerprint_sql(scope)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    text = "|".join(str(value) for value in row)
-    digest = hashlib.sha256(f"{ical.FORMAT_VERSION}|{settings.SITE_HOST}|{settings.SITE_URL}|{text}".encode())
-    missing = next(
-        (message for (_, message), count in zip(scope.subjects, row, strict=False) if count in (None, "", "0")), ""
-    )
-    return missing, digest.hexdigest()
-
-
-def feed_missing_late_subject(scope: FeedScope) -> str:
-    """The 404 message of a subject checked at build time (one query each), or ""."""
-    for qs, message in scope.late_subjects:
+def feed_missing_subject(scope: FeedScope) -> str:
+    """The 404 message of the first subject that does not exist, or "" (one query each)."""
+    for qs, message in scope.subjects:
         if not qs.exists():
             return message
     return ""

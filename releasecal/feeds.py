@@ -1,11 +1,12 @@
 """The iCal feed views: parse the URL, resolve the scope, serve bytes with HTTP caching.
 
-Caching never serves a stale feed: the cache key holds the feed's data fingerprint
-(``feed_selectors.feed_fingerprint``, one aggregate query run on every request), so a
-change to anything the feed shows gives a new key and the next response is rebuilt.
-A key's content therefore never changes, which makes two levels safe: a small
-per-process LRU (no network at all on a hit) in front of Django's cache (Redis in
-production, shared by every web replica).
+Caching never serves a stale feed: the cache key holds the feed *generation*
+(``feed_generation``), which every write to a table a feed is built from changes, in
+the transaction and again at commit. A warm request reads the generation (one Redis
+GET; no database query) and finds the bytes under ``feed:<scope>:<generation>``. A
+key's content never changes, which makes two levels safe: a small per-process LRU (no
+second round trip on a hit) in front of Django's cache (Redis in production, shared by
+every web replica).
 """
 
 from __future__ import annotations
@@ -14,21 +15,25 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
 from django.urls import Resolver404, resolve
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from django.views.decorators.http import require_safe
 
+from releasecal import ical
 from releasecal.errors import NotFound
+from releasecal.feed_generation import feed_generation_current
 from releasecal.feed_selectors import (
     FeedScope,
     feed_build,
-    feed_fingerprint,
-    feed_missing_late_subject,
+    feed_missing_subject,
     feed_scope_all,
     feed_scope_kep,
     feed_scope_release,
@@ -39,7 +44,7 @@ from releasecal.feed_selectors import (
 )
 
 CONTENT_TYPE = "text/calendar; charset=utf-8"
-CACHE_TIMEOUT = 24 * 60 * 60  # keys are content-addressed; expiry only frees memory
+CACHE_TIMEOUT = 24 * 60 * 60  # a key's content never changes; expiry only frees memory
 PUBLIC_CACHE_CONTROL = "public, max-age=300"
 PRIVATE_CACHE_CONTROL = "private, max-age=300"
 MAX_KEP_NUMBER = 2**31 - 1  # Enhancement.number is a PositiveIntegerField
@@ -89,25 +94,46 @@ class _LocalCache:
 local_cache = _LocalCache()
 
 
-def _entry(scope: FeedScope, fingerprint: str) -> FeedEntry:
-    key = f"releasecal:feed:{scope.key}:{fingerprint}"
+def _build(scope: FeedScope) -> FeedEntry:
+    missing = feed_missing_subject(scope)
+    if missing:
+        return FeedEntry(body=b"", etag="", last_modified=0, missing=missing)
+    built = feed_build(scope)
+    return FeedEntry(
+        body=built.body,
+        etag='"' + hashlib.sha256(built.body).hexdigest()[:40] + '"',
+        last_modified=int(built.last_modified.timestamp()),
+    )
+
+
+@lru_cache(maxsize=8)
+def _salt(format_version: str, host: str, site_url: str) -> str:
+    """What the bytes depend on besides the data: part of every key."""
+    return hashlib.sha256(f"{format_version}|{host}|{site_url}".encode()).hexdigest()[:12]
+
+
+@lru_cache(maxsize=4096)
+def _scope_part(scope_key: str) -> str:
+    """The scope in a cache key: as is when short and plain, else its hash (memcached-safe)."""
+    if len(scope_key) <= 120 and scope_key.isascii() and scope_key.isprintable() and " " not in scope_key:
+        return scope_key
+    return "sha256-" + hashlib.sha256(scope_key.encode()).hexdigest()[:32]
+
+
+def _entry(scope: FeedScope, environ: dict) -> FeedEntry:
+    generation = feed_generation_current(environ)
+    if generation is None:  # the cache is unreachable: build from the database, uncached
+        return _build(scope)
+    salt = _salt(ical.FORMAT_VERSION, settings.SITE_HOST, settings.SITE_URL)
+    key = f"releasecal:feed:{_scope_part(scope.key)}:{salt}:{generation}"
     entry = local_cache.get(key)
     if entry is not None:
         return entry
     entry = cache.get(key)
     if not isinstance(entry, FeedEntry):
-        missing = feed_missing_late_subject(scope)
-        if missing:
-            entry = FeedEntry(body=b"", etag="", last_modified=0, missing=missing)
-            cache.set(key, entry, CACHE_TIMEOUT)
-            local_cache.put(key, entry)
+        entry = _build(scope)
+        if entry.missing:  # 404s are not cached: any URL would make a key
             return entry
-        built = feed_build(scope)
-        entry = FeedEntry(
-            body=built.body,
-            etag='"' + hashlib.sha256(built.body).hexdigest()[:40] + '"',
-            last_modified=int(built.last_modified.timestamp()),
-        )
         cache.set(key, entry, CACHE_TIMEOUT)
     local_cache.put(key, entry)
     return entry
@@ -134,10 +160,7 @@ def _headers(scope: FeedScope, entry: FeedEntry) -> dict[str, str]:
 
 
 def _serve(request: HttpRequest, scope: FeedScope) -> HttpResponse:
-    missing, fingerprint = feed_fingerprint(scope)
-    if missing:
-        return _not_found(missing)
-    entry = _entry(scope, fingerprint)
+    entry = _entry(scope, request.environ)
     if entry.missing:
         return _not_found(entry.missing)
     headers = _headers(scope, entry)
@@ -204,12 +227,35 @@ class FeedFastPathMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info.startswith("/calendar/"):
-            try:
-                match = resolve(request.path_info)
-            except Resolver404:
-                match = None
-            if match is not None and match.func in FEED_VIEWS:
+        path = request.path_info
+        if path.startswith("/calendar/"):
+            match = _resolved.get(path)
+            if match is None:
+                match = _resolve_feed(path)
+            if match:
                 request.get_host()  # DisallowedHost -> 400, as CommonMiddleware would
-                return match.func(request, *match.args, **match.kwargs)
+                return match[0](request, *match[1], **match[2])
         return self.get_response(request)
+
+
+# URL resolution of public feed paths, memoised (resolving costs as much as serving a
+# warm feed). Personal paths are not kept: they hold a token.
+_resolved: dict[str, tuple | bool] = {}
+_RESOLVED_MAX = 2048
+
+
+def _resolve_feed(path: str) -> tuple | bool:
+    try:
+        found = resolve(path)
+    except Resolver404:
+        found = None
+    match = (found.func, found.args, found.kwargs) if found is not None and found.func in FEED_VIEWS else False
+    if not path.startswith("/calendar/u/") and len(_resolved) < _RESOLVED_MAX:
+        _resolved[path] = match
+    return match
+
+
+@receiver(setting_changed)
+def _forget_resolved(*, setting, **kwargs) -> None:
+    if setting == "ROOT_URLCONF":
+        _resolved.clear()
