@@ -64,6 +64,13 @@ def normalize_zone_name(name: str) -> str:
     """
     if not isinstance(name, str) or not name.strip():
         raise InvalidZone("A time zone is required.", extra={"zone": name})
+    return _normalize_valid(name)
+
+
+@lru_cache(maxsize=1024)
+def _normalize_valid(name: str) -> str:
+    # Memoised: lists normalise the same few zones per row. lru_cache keeps only
+    # returns, so an unknown name raises (a fresh InvalidZone) every time.
     raw = name.strip()
     alias = _ALIASES.get(raw.lower())
     if alias:
@@ -73,13 +80,18 @@ def normalize_zone_name(name: str) -> str:
     if raw in _available():
         return raw
     # Accept a case-insensitive match of an IANA key ("europe/berlin").
-    lowered = {key.lower(): key for key in _available()}
+    lowered = _available_lowered()
     if raw.lower() in lowered:
         return lowered[raw.lower()]
     raise InvalidZone(
         f"Unknown time zone {raw!r}. Use an IANA name such as 'Europe/Berlin' or 'AoE'.",
         extra={"zone": raw},
     )
+
+
+@lru_cache(maxsize=1)
+def _available_lowered() -> dict[str, str]:
+    return {key.lower(): key for key in _available()}
 
 
 def is_valid_zone(name: str) -> bool:
@@ -270,6 +282,7 @@ def wall_time_input(instant: dt.datetime, zone: str) -> str:
     return text + format_offset(local.utcoffset() or dt.timedelta(0))
 
 
+@lru_cache(maxsize=4096)  # pure; Milestone.deadline of an all-day milestone calls it per row
 def start_of_day(day: dt.date, zone: str) -> dt.datetime:
     """The first instant of ``day`` in ``zone`` (skips a gap at midnight)."""
     tz = get_zone(zone)
