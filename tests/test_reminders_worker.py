@@ -155,8 +155,9 @@ def test_redis_restarted_during_a_burst_still_delivers_every_reminder(webhook, f
         env = {"REMINDERS_REQUEUE_SECONDS": "3", "REMINDERS_LEASE_SECONDS": "8"}
         started = [workers(broker=own.url, name="burst0", concurrency=2, env=env)]
         # Celery lets CELERY_BROKER_URL in the environment override an app's broker, so
-        # the producer names its connection explicitly.
-        producer = Celery("producer")
+        # the producer names its connection explicitly. It must not become the current
+        # app: shared tasks (the sweep task below) would then publish through it.
+        producer = Celery("producer", set_as_current=False)
 
         def sweep() -> None:
             # Fail fast while Redis is down (the default is to keep reconnecting).
