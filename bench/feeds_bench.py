@@ -5,8 +5,8 @@
 1. Builds, in a throwaway SQLite file (or DATABASE_URL when set), a release with 40
    milestones and 300 KEPs of one SIG, each with an approved exception (extension
    events), through the real services.
-2. Reports the cold render time of the SIG feed (340 events): fingerprint query, the
-   render queries and serialisation, with every cache emptied, median of 5.
+2. Reports the cold render time of the SIG feed (340 events): feed generation, subject
+   check, the render queries and serialisation, with every cache emptied, median of 5.
 3. Writes the feed's exact bytes to a temporary STATIC_ROOT, starts gunicorn (the
    production settings: WhiteNoise serves that file) on 127.0.0.1, and measures, in
    alternating rounds of fixed duration, requests/second of

@@ -129,21 +129,27 @@ class _Held:
 class _CacheStore:
     """The generation in the shared cache: one GET per read."""
 
-    max_seen = 0
+    max_seen: dict[tuple, int] = {}  # per cache (servers, key): the highest value seen
     lock = threading.Lock()
 
     def __init__(self, cache) -> None:
         self.cache = cache
 
+    def identity(self) -> tuple:
+        return (*getattr(self.cache, "_servers", ()), self.cache.make_key(CACHE_KEY))
+
+    def seen(self) -> int:
+        return _CacheStore.max_seen.get(self.identity(), 0)
+
     def read(self, environ: dict | None = None) -> str:
         value = self.get(environ)
-        if not isinstance(value, int) or value < MIN_GENERATION or value < _CacheStore.max_seen:
+        if not isinstance(value, int) or value < MIN_GENERATION or value < self.seen():
             # Flushed, never set, or older than one this process saw: start afresh.
             self.bump(restart=True)
             value = self.get()
         with _CacheStore.lock:
-            if value > _CacheStore.max_seen:
-                _CacheStore.max_seen = value
+            if value > self.seen():
+                _CacheStore.max_seen[self.identity()] = value
         return str(value)
 
     def _held(self) -> _Held:
@@ -187,10 +193,10 @@ class _CacheStore:
                 raise
 
     def bump(self, *, restart: bool = False) -> None:
-        fresh = max(time.time_ns(), _CacheStore.max_seen + 1)
+        fresh = max(time.time_ns(), self.seen() + 1)
         if restart:
             value = self.get()
-            if not isinstance(value, int) or value < MIN_GENERATION or value < _CacheStore.max_seen:
+            if not isinstance(value, int) or value < MIN_GENERATION or value < self.seen():
                 self.cache.set(CACHE_KEY, fresh, timeout=None)
                 return
         try:
