@@ -103,9 +103,11 @@ def effective_deadlines(
             enhancement__in=[e.pk for e in enhancements],
         ).select_related("decision")
     }
+    # Each milestone's own deadline once, not once per KEP (a SIG has hundreds).
+    own = [(milestone, milestone.deadline) for milestone in milestones]
     result = {}
     for enhancement in enhancements:
-        for milestone in milestones:
+        for milestone, deadline in own:
             req = granted.get((enhancement.pk, milestone.pk))
             if req is not None:
                 result[(enhancement.pk, milestone.pk)] = Deadline(
@@ -113,17 +115,17 @@ def effective_deadlines(
                     instant=req.decision.granted_until,
                     zone=req.decision.granted_zone,
                     source="exception",
-                    original=milestone.deadline,
+                    original=deadline,
                     exception_id=req.pk,
                     enhancement_id=enhancement.pk,
                 )
             else:
                 result[(enhancement.pk, milestone.pk)] = Deadline(
                     milestone=milestone,
-                    instant=milestone.deadline,
+                    instant=deadline,
                     zone=milestone.zone,
                     source="milestone",
-                    original=milestone.deadline,
+                    original=deadline,
                     enhancement_id=enhancement.pk,
                 )
     return result
