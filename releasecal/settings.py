@@ -189,7 +189,8 @@ SLACK_RELEASE_TEAM_CHANNEL = os.environ.get("SLACK_RELEASE_TEAM_CHANNEL", "")
 
 # Celery. Production: Redis (CELERY_BROKER_URL, else REDIS_URL). The embedded default
 # needs nothing installed: kombu's file-system transport under var/celery/.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
+# (The host in "filesystem://localhost/" is ignored; without one kombu warns on every use.)
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://localhost/"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _celery_dir = VAR_DIR / "celery"
     for _sub in ("queue", "processed"):
@@ -198,6 +199,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_celery_dir / "queue"),
         "data_folder_out": str(_celery_dir / "queue"),
         "processed_folder": str(_celery_dir / "processed"),
+        "control_folder": str(_celery_dir / "control"),
         "store_processed": False,
     }
 else:
