@@ -282,19 +282,33 @@ def wall_time_input(instant: dt.datetime, zone: str) -> str:
     return text + format_offset(local.utcoffset() or dt.timedelta(0))
 
 
-@lru_cache(maxsize=4096)  # pure; Milestone.deadline of an all-day milestone calls it per row
-def start_of_day(day: dt.date, zone: str) -> dt.datetime:
-    """The first instant of ``day`` in ``zone`` (skips a gap at midnight)."""
-    tz = get_zone(zone)
-    wall = dt.datetime.combine(day, dt.time(0, 0))
+def localize_lenient(wall: dt.datetime, zone: str) -> dt.datetime:
+    """A wall time in ``zone`` as a UTC instant, never refusing: a time in a gap maps
+    to the first instant after the gap, one in a fold to its first occurrence."""
     try:
         return localize(wall, zone)
-    except NonExistentTime:
-        # Midnight skipped (e.g. America/Santiago): the day starts at the transition,
-        # which is the wall time read with the offset in force before it (fold=0).
-        return wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
     except AmbiguousTime:
-        return wall.replace(tzinfo=tz, fold=0).astimezone(UTC)
+        return wall.replace(tzinfo=get_zone(zone), fold=0).astimezone(UTC)
+    except NonExistentTime:
+        # PEP 495: in a gap, fold=1 reads the wall time with the offset after the
+        # transition, which lands before the gap; the transition itself is the instant
+        # the clocks jump to, reached by walking forward minute by minute (gaps are
+        # at most a few hours).
+        instant = wall.replace(tzinfo=get_zone(zone), fold=1).astimezone(UTC)
+        instant = instant.replace(second=0, microsecond=0)
+        while to_zone(instant, zone).replace(tzinfo=None) < wall:
+            probe = instant + dt.timedelta(minutes=1)
+            if to_zone(probe, zone).replace(tzinfo=None) >= wall:
+                return probe
+            instant = probe
+        return instant
+
+
+@lru_cache(maxsize=4096)  # pure; Milestone.deadline of an all-day milestone calls it per row
+def start_of_day(day: dt.date, zone: str) -> dt.datetime:
+    """The first instant of ``day`` in ``zone`` (where midnight is skipped, e.g.
+    America/Santiago, the day starts at the transition)."""
+    return localize_lenient(dt.datetime.combine(day, dt.time(0, 0)), zone)
 
 
 def end_of_day(day: dt.date, zone: str) -> dt.datetime:

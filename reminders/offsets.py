@@ -35,7 +35,7 @@ class Offset:
         if self.before is not None:
             return tz.to_utc(deadline) - self.before
         day = tz.local_date(deadline, zone) - dt.timedelta(days=self.days_before)
-        return wall_time_lenient(dt.datetime.combine(day, self.wall), zone)
+        return tz.localize_lenient(dt.datetime.combine(day, self.wall), zone)
 
     def phrase(self) -> str:
         """How far ahead, for the message: "in 3 days", "tomorrow", "now"."""
@@ -55,28 +55,6 @@ class Offset:
         if minutes:
             parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
         return "in " + " ".join(parts)
-
-
-def wall_time_lenient(wall: dt.datetime, zone: str) -> dt.datetime:
-    """A wall time in ``zone`` as a UTC instant, never refusing: a time in a gap maps
-    to the first instant after the gap, one in a fold to its first occurrence."""
-    try:
-        return tz.localize(wall, zone)
-    except tz.AmbiguousTime:
-        return wall.replace(tzinfo=tz.get_zone(zone), fold=0).astimezone(tz.UTC)
-    except tz.NonExistentTime:
-        # PEP 495: in a gap, fold=1 reads the wall time with the offset after the
-        # transition, which lands before the gap; the transition itself is the instant
-        # the clocks jump to, reached by walking forward minute by minute (gaps are
-        # at most a few hours).
-        instant = wall.replace(tzinfo=tz.get_zone(zone), fold=1).astimezone(tz.UTC)
-        instant = instant.replace(second=0, microsecond=0)
-        while tz.to_zone(instant, zone).replace(tzinfo=None) < wall:
-            probe = instant + dt.timedelta(minutes=1)
-            if tz.to_zone(probe, zone).replace(tzinfo=None) >= wall:
-                return probe
-            instant = probe
-        return instant
 
 
 def parse_offset(spec: str) -> Offset:
