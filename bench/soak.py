@@ -102,7 +102,7 @@ def main() -> int:
     for command in (["migrate", "--noinput", "-v0"], ["seed_demo"], ["collectstatic", "--noinput", "-v0"]):
         subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
     slugs = subprocess.run(
-        [python, "manage.py", "shell", "-c",
+        [python, "manage.py", "shell", "--verbosity", "0", "-c",
          "from releasecal.models import Release, Enhancement;"
          "print(' '.join(Release.objects.values_list('slug', flat=True)));"
          "print(' '.join(str(n) for n in Enhancement.objects.values_list('number', flat=True)))"],
@@ -137,9 +137,14 @@ def main() -> int:
             "slack": lambda: signed_slack_request(base, random.choice(["next", "help", f"kep {random.choice(keps)}"])),
         }
         # Warm up, then measure memory from a steady start.
-        for make in requests.values():
+        for name, make in requests.items():
             for _ in range(5):
-                urllib.request.urlopen(make(), timeout=10).read()
+                request = make()
+                try:
+                    urllib.request.urlopen(request, timeout=10).read()
+                except urllib.error.HTTPError as err:
+                    print(f"warm-up {name} {request.full_url}: {err.code} {err.read()[:300]!r}", file=sys.stderr)
+                    return 1
         pids = worker_pids(gunicorn.pid)
         memory_start = {pid: rss_mib(pid) for pid in pids}
 
