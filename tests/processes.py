@@ -1,6 +1,6 @@
 """Real processes for the system tests: a throwaway database, the production settings'
-environment, subprocesses with log files (and their tails for failure messages), and a
-recording fake Slack.
+environment, and subprocesses with log files (and their tails for failure messages). The
+fake Slack is reminders.fake_slack.FakeSlack.
 
 Used by tests/test_production_shape.py and tests/test_e2e_system.py.
 """
@@ -8,23 +8,19 @@ Used by tests/test_production_shape.py and tests/test_e2e_system.py.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs
 
 import pytest
 import yaml
@@ -194,93 +190,3 @@ class Processes:
         for process in reversed(self.started):
             codes[process.name] = process.stop()
         return codes
-
-
-# ------------------------------------------------------------------------ fake Slack
-
-
-@dataclass
-class SlackCall:
-    at: float  # time.time() on receipt
-    path: str
-    authorization: str
-    body: bytes
-    data: dict
-    reply: dict = field(default_factory=dict)  # what the fake answered (Web API calls)
-
-    @property
-    def method(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
-
-    @property
-    def text(self) -> str:
-        """The fallback text and every block's text, for searching."""
-        return json.dumps({"text": self.data.get("text", ""), "blocks": self.data.get("blocks", [])})
-
-
-class RecordingSlack:
-    """A threaded HTTP server on 127.0.0.1 standing in for Slack. It records every
-    request (path, Authorization, raw body) and answers the Web API (``/api/<method>``)
-    with ``{"ok": true, "ts": ...}`` and incoming webhooks (``/webhook/<name>``) with
-    ``ok``, as Slack does."""
-
-    def __init__(self) -> None:
-        self.calls: list[SlackCall] = []
-        self.lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.headers.get("Content-Type", "").startswith("application/json"):
-                    data = json.loads(raw or b"{}")
-                else:
-                    data = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
-                for key in ("blocks", "attachments"):
-                    if isinstance(data.get(key), str):
-                        data[key] = json.loads(data[key])
-                call = SlackCall(time.time(), self.path, self.headers.get("Authorization", ""), raw, data)
-                if self.path.startswith("/api/"):
-                    call.reply = {"ok": True, "channel": data.get("channel"), "ts": data.get("ts") or f"{call.at:.6f}"}
-                    status, body, content_type = 200, json.dumps(call.reply), "application/json"
-                elif self.path.startswith("/webhook/"):
-                    status, body, content_type = 200, "ok", "text/plain"
-                else:
-                    status, body, content_type = 404, "no_service", "text/plain"
-                with fake.lock:
-                    fake.calls.append(call)
-                encoded = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(encoded)))
-                self.end_headers()
-                self.wfile.write(encoded)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.api_url = f"{self.base}/api/"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def webhook_url(self, name: str) -> str:
-        return f"{self.base}/webhook/{name}"
-
-    def start(self) -> RecordingSlack:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def matching(self, predicate: Callable[[SlackCall], bool]) -> list[SlackCall]:
-        with self.lock:
-            return [call for call in self.calls if predicate(call)]
-
-    def summary(self) -> str:
-        with self.lock:
-            lines = [f"{call.method}: {call.data.get('text', '')[:160]}" for call in self.calls]
-        return "----- fake Slack received:\n" + ("\n".join(lines) or "(nothing)")

@@ -35,9 +35,9 @@ from pathlib import Path
 import pytest
 
 from releasecal import tz
+from reminders.fake_slack import FakeSlack
 from tests.processes import (
     Processes,
-    RecordingSlack,
     compose_command,
     free_port,
     fresh_database,
@@ -206,7 +206,7 @@ def test_a_request_filed_by_api_and_approved_in_the_admin_reaches_slack_the_feed
     password = secrets.token_urlsafe(16)
     port = free_port()
     web = f"http://127.0.0.1:{port}"
-    slack = RecordingSlack().start()
+    slack = FakeSlack().start()
     procs = Processes(log_dir=tmp_path, extra_details=[slack.summary])
     try:
         with fresh_database("releasecal_e2e", sqlite_path=tmp_path / "unused.sqlite3") as database:
@@ -243,7 +243,7 @@ def test_a_request_filed_by_api_and_approved_in_the_admin_reaches_slack_the_feed
     print(f"e2e wall time: {time.monotonic() - started:.1f}s")
 
 
-def _run_system(env, procs: Processes, slack: RecordingSlack, *, web: str, password: str, tmp_path: Path) -> None:
+def _run_system(env, procs: Processes, slack: FakeSlack, *, web: str, password: str, tmp_path: Path) -> None:
     # ------------------------------------------------ migrate, then worker and beat
     collect = procs.start("collectstatic", [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], env)
     migrate = run(compose_command("migrate"), env, timeout=300)

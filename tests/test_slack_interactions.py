@@ -10,17 +10,18 @@ from django.contrib.auth.models import User
 
 from exceptions.models import ExceptionRequest
 from exceptions.services import RequestFields, exception_request_submit
+from reminders.fake_slack import FakeSlack
 from slack_integration import tasks
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
-from tests.slack_support import SIGNING_SECRET, FakeSlack, post_signed
+from tests.slack_support import SIGNING_SECRET, post_signed
 
 
 @pytest.fixture
 def fake_slack(settings):
-    with FakeSlack() as fake:
+    with FakeSlack(ts="1721780000.000100") as fake:
         settings.SLACK_SIGNING_SECRET = SIGNING_SECRET
         settings.SLACK_BOT_TOKEN = "xoxb-test"
-        settings.SLACK_API_URL = fake.url
+        settings.SLACK_API_URL = fake.api_url
         settings.SLACK_RELEASE_TEAM_CHANNEL = "C0RELEASE"
         yield fake
 
@@ -61,7 +62,7 @@ def press(client, request: ExceptionRequest, action: str, slack_user: str):
 
 def test_a_new_request_is_posted_with_approve_and_reject_buttons(posted, fake_slack):
     assert fake_slack.methods() == ["chat.postMessage"]
-    message = fake_slack.calls[0][1]
+    message = fake_slack.calls[0].data
     assert message["channel"] == "C0RELEASE"
     actions = next(b for b in message["blocks"] if b["type"] == "actions")
     assert [e["action_id"] for e in actions["elements"]] == ["exception_approve", "exception_reject"]
@@ -88,7 +89,8 @@ def test_a_mapped_release_team_member_approves_and_the_message_is_updated(
     posted.refresh_from_db()
     assert posted.state == "approved"
     assert posted.decision.decided_by == release_team_member
-    method, update = fake_slack.calls[-1]
+    last = fake_slack.calls[-1]
+    method, update = last.method, last.data
     assert method == "chat.update"
     assert (update["channel"], update["ts"]) == ("C0RELEASE", "1721780000.000100")
     text = json.dumps(update["blocks"])
@@ -107,7 +109,8 @@ def test_reject_updates_the_message_with_the_unchanged_deadline(
         press(client, posted, "reject", "ULEAD")
     posted.refresh_from_db()
     assert posted.state == "rejected"
-    method, update = fake_slack.calls[-1]
+    last = fake_slack.calls[-1]
+    method, update = last.method, last.data
     assert method == "chat.update"
     assert "*Rejected* by lead. The Code Freeze deadline stays 19:00 PDT Tuesday 23 July 2024" in json.dumps(
         update["blocks"]
@@ -125,7 +128,8 @@ def test_the_requester_cannot_approve_their_own_request_from_slack(
         press(client, posted, "approve", "UREQ")
     posted.refresh_from_db()
     assert posted.state == "pending"
-    method, ephemeral = fake_slack.calls[-1]
+    last = fake_slack.calls[-1]
+    method, ephemeral = last.method, last.data
     assert method == "chat.postEphemeral"
     assert ephemeral["user"] == "UREQ"
     assert ephemeral["text"] == "You filed this request, so someone else on the release team must decide it."
@@ -137,7 +141,7 @@ def test_someone_without_the_permission_cannot_decide(client, posted, fake_slack
     press(client, posted, "approve", "UOUT")
     posted.refresh_from_db()
     assert posted.state == "pending"
-    assert fake_slack.calls[-1][1]["text"] == (
+    assert fake_slack.calls[-1].data["text"] == (
         "Only members of the release team can approve or reject exception requests."
     )
 
@@ -146,7 +150,7 @@ def test_an_unmapped_slack_user_is_told_to_get_linked(client, posted, fake_slack
     press(client, posted, "approve", "USTRANGER")
     posted.refresh_from_db()
     assert posted.state == "pending"
-    assert "not linked to a releasecal user" in fake_slack.calls[-1][1]["text"]
+    assert "not linked to a releasecal user" in fake_slack.calls[-1].data["text"]
 
 
 def test_a_second_press_is_refused_with_the_conflict_message(
@@ -158,7 +162,7 @@ def test_a_second_press_is_refused_with_the_conflict_message(
         press(client, posted, "reject", "ULEAD")
     posted.refresh_from_db()
     assert posted.state == "approved"
-    ephemerals = [data["text"] for method, data in fake_slack.calls if method == "chat.postEphemeral"]
+    ephemerals = [call.data["text"] for call in fake_slack.calls if call.method == "chat.postEphemeral"]
     assert ephemerals == [f"Exception request #{posted.pk} is already approved; it cannot be rejected."]
 
 
@@ -174,7 +178,8 @@ def test_a_decision_made_in_the_api_also_updates_the_slack_message(
         api.post(
             f"/api/v1/exceptions/{posted.pk}/approve/", {"granted_until": "2024-07-25T18:00:00-07:00"}, format="json"
         )
-    method, update = fake_slack.calls[-1]
+    last = fake_slack.calls[-1]
+    method, update = last.method, last.data
     assert method == "chat.update"
     assert "may land until 18:00 PDT Thursday 25 July 2024 (01:00 UTC Friday 26 July 2024)" in json.dumps(
         update["blocks"]
