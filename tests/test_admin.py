@@ -59,15 +59,6 @@ def _inline_index(payload: dict, milestone: Milestone) -> str:
     raise AssertionError(f"milestone {milestone.pk} not on the page")
 
 
-@pytest.fixture(autouse=True)
-def _plain_static_storage(settings):
-    # The manifest storage (DEBUG off) needs collectstatic; the admin pages only need URLs.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 @pytest.fixture
 def superuser(db) -> User:
     return User.objects.create_superuser("root", "root@example.com", "pw")

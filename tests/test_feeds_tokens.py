@@ -21,12 +21,7 @@ def superuser(db) -> User:
 
 
 @pytest.fixture
-def admin_client(superuser, settings) -> Client:
-    # Admin pages without a collectstatic manifest.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
+def admin_client(superuser) -> Client:
     client = Client()
     client.force_login(superuser)
     return client

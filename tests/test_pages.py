@@ -26,15 +26,6 @@ from releasecal.services import enhancement_upsert, milestone_create, tracking_s
 LA = "America/Los_Angeles"
 
 
-@pytest.fixture(autouse=True)
-def plain_static_storage(settings):
-    # Tests do not run collectstatic; the manifest storage would refuse {% static %}.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 # ------------------------------------------------------------------- demo cycle
 
 

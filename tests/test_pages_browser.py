@@ -81,14 +81,6 @@ def browser():
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
-@pytest.fixture(autouse=True)
-def plain_static_storage(settings):
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 def _migrated_rows() -> None:
     milestone_kinds_ensure()
     groups_ensure()
