@@ -452,22 +452,27 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
             submit_label="Approve",
         )
 
+    def _form_view(self, request, obj, form, call, *, done: str, verb: str) -> HttpResponse:
+        """One form, one service call: a valid POST runs ``call(cleaned_data)`` and goes back
+        to the request; a GET, an invalid form or a refusal the form can fix shows the form."""
+        if request.method == "POST" and form.is_valid():
+            response = self._service_call(request, obj, lambda: call(form.cleaned_data), done)
+            if response is not None:
+                return response
+        return self._render(request, obj, title=f"{verb} {obj}", items=[{"obj": obj, "form": form}], submit_label=verb)
+
     def reject_view(self, request, object_id):
         obj = self._get_or_404(request, object_id)
         if not self.has_decide_permission(request):
             raise PermissionDenied
         form = NoteForm(request.POST if request.method == "POST" else None)
-        if request.method == "POST" and form.is_valid():
-            response = self._service_call(
-                request,
-                obj,
-                lambda: exception_request_reject(request=obj, actor=request.user, note=form.cleaned_data["note"]),
-                f"Rejected {obj}.",
-            )
-            if response is not None:
-                return response
-        return self._render(
-            request, obj, title=f"Reject {obj}", items=[{"obj": obj, "form": form}], submit_label="Reject"
+        return self._form_view(
+            request,
+            obj,
+            form,
+            lambda data: exception_request_reject(request=obj, actor=request.user, note=data["note"]),
+            done=f"Rejected {obj}.",
+            verb="Reject",
         )
 
     def amend_view(self, request, object_id):
@@ -486,18 +491,17 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
             "risks_cutting": current.risks_cutting,
         }
         form = AmendForm(request.POST if request.method == "POST" else None, initial=initial)
-        if request.method == "POST" and form.is_valid():
-            fields = request_fields(form.cleaned_data, enhancement_name=current.enhancement_name)
-            response = self._service_call(
-                request,
-                obj,
-                lambda: exception_request_amend(request=obj, fields=fields, actor=request.user),
-                f"Amended {obj}: a new revision was recorded.",
-            )
-            if response is not None:
-                return response
-        return self._render(
-            request, obj, title=f"Amend {obj}", items=[{"obj": obj, "form": form}], submit_label="Amend"
+        return self._form_view(
+            request,
+            obj,
+            form,
+            lambda data: exception_request_amend(
+                request=obj,
+                fields=request_fields(data, enhancement_name=current.enhancement_name),
+                actor=request.user,
+            ),
+            done=f"Amended {obj}: a new revision was recorded.",
+            verb="Amend",
         )
 
     def signoff_view(self, request, object_id):
@@ -505,36 +509,27 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
         if not request.user.has_perm(SIGNOFF_PERMISSION):
             raise PermissionDenied
         form = SignOffForm(request.POST if request.method == "POST" else None)
-        if request.method == "POST" and form.is_valid():
-            data = form.cleaned_data
-            response = self._service_call(
-                request,
-                obj,
-                lambda: exception_request_signoff(
-                    request=obj, author=request.user, role=data["role"], note=data["note"]
-                ),
-                f"Signed off {obj}.",
-            )
-            if response is not None:
-                return response
-        return self._render(
-            request, obj, title=f"Sign off {obj}", items=[{"obj": obj, "form": form}], submit_label="Sign off"
+        return self._form_view(
+            request,
+            obj,
+            form,
+            lambda data: exception_request_signoff(
+                request=obj, author=request.user, role=data["role"], note=data["note"]
+            ),
+            done=f"Signed off {obj}.",
+            verb="Sign off",
         )
 
     def withdraw_view(self, request, object_id):
         obj = self._get_or_404(request, object_id)
         form = NoteForm(request.POST if request.method == "POST" else None)
-        if request.method == "POST" and form.is_valid():
-            response = self._service_call(
-                request,
-                obj,
-                lambda: exception_request_withdraw(request=obj, actor=request.user, note=form.cleaned_data["note"]),
-                f"Withdrew {obj}.",
-            )
-            if response is not None:
-                return response
-        return self._render(
-            request, obj, title=f"Withdraw {obj}", items=[{"obj": obj, "form": form}], submit_label="Withdraw"
+        return self._form_view(
+            request,
+            obj,
+            form,
+            lambda data: exception_request_withdraw(request=obj, actor=request.user, note=data["note"]),
+            done=f"Withdrew {obj}.",
+            verb="Withdraw",
         )
 
     # ------------------------------------------------------------------ list actions
