@@ -45,8 +45,10 @@ from releasecal.feed_selectors import (
 
 CONTENT_TYPE = "text/calendar; charset=utf-8"
 CACHE_TIMEOUT = 24 * 60 * 60  # a key's content never changes; expiry only frees memory
-PUBLIC_CACHE_CONTROL = "public, max-age=300"
-PRIVATE_CACHE_CONTROL = "private, max-age=300"
+# Clients and proxies may keep a copy but must revalidate it every time (a cheap 304 on
+# the strong ETag): a moved freeze is never served stale from a cache between us and them.
+PUBLIC_CACHE_CONTROL = "public, no-cache"
+PRIVATE_CACHE_CONTROL = "private, no-cache"
 MAX_KEP_NUMBER = 2**31 - 1  # Enhancement.number is a PositiveIntegerField
 
 

@@ -41,7 +41,7 @@ def test_a_feed_has_calendar_headers(release):
     response = get("/calendar/1.31.ics")
     assert response.status_code == 200
     assert response["Content-Type"] == "text/calendar; charset=utf-8"
-    assert response["Cache-Control"] == "public, max-age=300"
+    assert response["Cache-Control"] == "public, no-cache"
     assert response["Content-Disposition"] == 'inline; filename="releasecal-1.31.ics"'
     assert response["ETag"].startswith('"')
     assert not response["ETag"].startswith('W/"')
@@ -64,7 +64,7 @@ def test_it_answers_304_to_if_none_match(release):
     assert response.status_code == 304
     assert response.content == b""
     assert response["ETag"] == etag
-    assert response["Cache-Control"] == "public, max-age=300"
+    assert response["Cache-Control"] == "public, no-cache"
 
 
 def test_it_answers_304_to_if_modified_since(release):
@@ -327,7 +327,7 @@ def test_a_personal_feed_has_my_keps_and_the_releases_i_lead(owner, release, kin
     issued = feed_token_create(user=owner, label="laptop")
     response = get(f"/calendar/u/{issued.token}.ics")
     assert response.status_code == 200
-    assert response["Cache-Control"] == "private, max-age=300"
+    assert response["Cache-Control"] == "private, no-cache"
     assert response["Content-Disposition"] == 'inline; filename="releasecal-my-feed.ics"'
     assert issued.token not in response["Content-Disposition"]
     text = response.content.decode()
