@@ -305,7 +305,7 @@ def _requests(release: Release, keps: dict[int, Enhancement], users: dict[str, U
         after_ef + dt.timedelta(hours=1),
     )
     if request is not None:
-        freeze_day = tz.local_date(enhancements_freeze.deadline, release.zone) - dt.timedelta(days=1)
+        freeze_day = tz.deadline_day(enhancements_freeze.deadline, release.zone)
         exception_request_approve(
             request=request,
             actor=lead,
