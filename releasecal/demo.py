@@ -33,7 +33,7 @@ from exceptions.services import (
     exception_request_withdraw,
 )
 from releasecal import tz
-from releasecal.importers import schedule_import
+from releasecal.importers.schedule import schedule_import
 from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release
 from releasecal.services import enhancement_upsert, milestone_kinds_ensure, tracking_set
 

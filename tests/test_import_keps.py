@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from releasecal.importers import keps_import
+from releasecal.importers.keps import keps_import
 from releasecal.models import Enhancement, EnhancementOwner, Tracking
 
 SWAP = """

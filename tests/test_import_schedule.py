@@ -11,9 +11,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from releasecal import tz
-from releasecal.importers import ImportFailed, milestone_kind_for, schedule_import, schedule_parse
+from releasecal.importers.files import ImportFailed
+from releasecal.importers.schedule import milestone_kind_for, schedule_import, schedule_parse
+from releasecal.importers.schedule_text import parse_when
 from releasecal.models import AuditLog, Milestone, Release
-from releasecal.schedule_text import parse_when
 
 UTC = dt.UTC
 SHARED_JSON = Path(__file__).resolve().parent.parent / "releasecal" / "demo_data" / "k8s-schedules.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from releasecal.errors import DomainError
-from releasecal.importers import keps_import
+from releasecal.importers.keps import keps_import
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from releasecal.errors import DomainError
-from releasecal.importers import schedule_import
+from releasecal.importers.schedule import schedule_import
 
 
 class Command(BaseCommand):

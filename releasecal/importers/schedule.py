@@ -17,74 +17,19 @@ changes nothing and bumps no ``sequence``.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from django.db import transaction
 
 from releasecal import tz
 from releasecal.errors import ValidationFailed
+from releasecal.importers.files import ImportFailed, as_text, load_data, read_file
+from releasecal.importers.schedule_text import PACIFIC, clean_markdown, parse_when
 from releasecal.models import Milestone, MilestoneKind, Release
-from releasecal.schedule_text import PACIFIC, clean_markdown, parse_when
-from releasecal.services import enhancement_upsert, milestone_save, tracking_set
-
-
-class ImportFailed(ValidationFailed):
-    """The file cannot be imported; ``errors`` lists every problem found."""
-
-    def __init__(self, message: str, *, errors: list[str] | None = None):
-        self.errors = errors or []
-        full = message if not self.errors else message + "\n" + "\n".join(f"  - {e}" for e in self.errors)
-        super().__init__(full, extra={"errors": self.errors})
-
-
-# ---------------------------------------------------------------------- loading
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML without surprises: ``1.30`` stays the string "1.30" (not the float 1.3) and
-    dates and times stay text, parsed by us in the right zone."""
-
-
-_Loader.add_constructor("tag:yaml.org,2002:float", lambda loader, node: loader.construct_scalar(node))
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
-
-
-def load_data(text: str, *, source: str = "input") -> Any:
-    """Parse JSON or YAML text; a syntax error becomes one clear message."""
-    source = f"{source}: not" if source else "Not"
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ImportFailed(f"{source} valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
-    try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ImportFailed(f"{source} valid YAML{where}: {problem}.") from None
-
-
-def read_file(path: str | Path) -> str:
-    path = Path(path)
-    if not path.exists():
-        raise ImportFailed(f"{path}: no such file.")
-    if path.is_dir():
-        raise ImportFailed(f"{path}: is a directory, not a file.")
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ImportFailed(f"{path}: not UTF-8 text.") from None
-    except OSError as exc:
-        raise ImportFailed(f"{path}: cannot be read ({exc.strerror}).") from None
-
+from releasecal.services import milestone_save
 
 # ------------------------------------------------------------------- kinds
 
@@ -195,15 +140,11 @@ class ImportResult:
 # ---------------------------------------------------------------- format: ours
 
 
-def _text(value: Any) -> str:
-    return "" if value is None else str(value).strip()
-
-
 def _date(value: Any, what: str) -> dt.date:
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return value
     try:
-        return dt.date.fromisoformat(_text(value))
+        return dt.date.fromisoformat(as_text(value))
     except ValueError:
         raise ValidationFailed(f"{what} {value!r} is not a date (YYYY-MM-DD).") from None
 
@@ -214,14 +155,14 @@ def _parse_ours(data: dict, *, release_slug: str | None, zone: str | None, today
         raise ImportFailed("The 'release' key must be a mapping with slug, name, zone, start_date, ...")
     errors: list[str] = []
     warnings: list[ImportWarning] = []
-    slug = _text(raw_release.get("slug")) or (release_slug or "")
+    slug = as_text(raw_release.get("slug")) or (release_slug or "")
     if release_slug and slug != release_slug:
         raise ImportFailed(f"The file describes release {slug!r}, not {release_slug!r}.")
     if not slug:
         raise ImportFailed("release.slug is missing (or pass --release).")
-    spec = ReleaseSpec(slug=slug, name=_text(raw_release.get("name")) or f"Release {slug}", authoritative=True)
+    spec = ReleaseSpec(slug=slug, name=as_text(raw_release.get("name")) or f"Release {slug}", authoritative=True)
     try:
-        spec.zone = tz.normalize_zone_name(_text(raw_release.get("zone")) or zone or PACIFIC)
+        spec.zone = tz.normalize_zone_name(as_text(raw_release.get("zone")) or zone or PACIFIC)
     except ValidationFailed as exc:
         raise ImportFailed(f"release.zone: {exc.message}") from None
     for key in ("start_date", "ga_date"):
@@ -230,13 +171,13 @@ def _parse_ours(data: dict, *, release_slug: str | None, zone: str | None, today
                 setattr(spec, key, _date(raw_release[key], f"release.{key}"))
             except ValidationFailed as exc:
                 errors.append(exc.message)
-    status = _text(raw_release.get("status"))
+    status = as_text(raw_release.get("status"))
     if status and status not in Release.Status.values:
         errors.append(f"release.status {status!r} is not one of {', '.join(Release.Status.values)}.")
     spec.status = status
     if raw_release.get("hard_stop"):
         try:
-            spec.hard_stop = tz.parse_wall_time(_text(raw_release["hard_stop"]), spec.zone)
+            spec.hard_stop = tz.parse_wall_time(as_text(raw_release["hard_stop"]), spec.zone)
         except ValidationFailed as exc:
             errors.append(f"release.hard_stop: {exc.message}")
     rows = data.get("milestones") or []
@@ -246,7 +187,7 @@ def _parse_ours(data: dict, *, release_slug: str | None, zone: str | None, today
         if not isinstance(row, dict):
             errors.append(f"milestone {number}: expected a mapping, got {row!r}.")
             continue
-        title = clean_markdown(_text(row.get("title")))[0]
+        title = clean_markdown(as_text(row.get("title")))[0]
         label = f"milestone {number} '{title or '?'}'"
         try:
             spec.milestones.append(_our_milestone(number, title, row, spec, warnings))
@@ -261,34 +202,34 @@ def _parse_ours(data: dict, *, release_slug: str | None, zone: str | None, today
 def _our_milestone(number: int, title: str, row: dict, release: ReleaseSpec, warnings) -> MilestoneSpec:
     if not title:
         raise ValidationFailed("title is missing.")
-    kind = _text(row.get("kind")) or milestone_kind_for(title)
-    zone = tz.normalize_zone_name(_text(row.get("zone")) or release.zone)
+    kind = as_text(row.get("kind")) or milestone_kind_for(title)
+    zone = tz.normalize_zone_name(as_text(row.get("zone")) or release.zone)
     spec = MilestoneSpec(
         row=number,
         title=title,
         kind=kind,
         zone=zone,
-        description=_text(row.get("description")),
-        link=_text(row.get("link")),
+        description=as_text(row.get("description")),
+        link=as_text(row.get("link")),
         cancelled=bool(row.get("cancelled", False)),
     )
     given = [key for key in ("at", "date", "when") if row.get(key) not in (None, "")]
     if len(given) != 1:
         raise ValidationFailed("give exactly one of 'at' (a wall time), 'date' (a day) or 'when' (free text).")
     if given[0] == "at":
-        spec.at = tz.parse_wall_time(_text(row["at"]), zone)
+        spec.at = tz.parse_wall_time(as_text(row["at"]), zone)
     elif given[0] == "date":
         spec.on_date = _date(row["date"], "date")
     else:
-        parsed = parse_when(_text(row["when"]), zone=zone, year_hint=release.start_date)
+        parsed = parse_when(as_text(row["when"]), zone=zone, year_hint=release.start_date)
         spec.at, spec.on_date, spec.ends_on = parsed.at, parsed.on_date, parsed.ends_on
-        if _text(row.get("zone")) == "" and parsed.zone:
+        if as_text(row.get("zone")) == "" and parsed.zone:
             spec.zone = parsed.zone
         warnings.extend(ImportWarning(release.slug, number, title, w) for w in parsed.warnings)
     if row.get("ends_at") not in (None, ""):
         if spec.at is None:
             raise ValidationFailed("ends_at needs a timed milestone ('at'); use ends_on with 'date'.")
-        spec.ends_at = tz.parse_wall_time(_text(row["ends_at"]), zone)
+        spec.ends_at = tz.parse_wall_time(as_text(row["ends_at"]), zone)
     if row.get("ends_on") not in (None, ""):
         if spec.on_date is None:
             raise ValidationFailed("ends_on needs a date-only milestone ('date'); use ends_at with 'at'.")
@@ -310,7 +251,7 @@ def _k8s_rows(
 ) -> ReleaseSpec:
     """Rows of one Kubernetes release: ``fields`` names the (title, owner, time) keys."""
     title_key, who_key, when_key = fields
-    uses_aoe = any("aoe" in _text(row.get(when_key)).lower() for row in rows if isinstance(row, dict))
+    uses_aoe = any("aoe" in as_text(row.get(when_key)).lower() for row in rows if isinstance(row, dict))
     release_zone = tz.normalize_zone_name(zone) if zone else (tz.AOE if uses_aoe else PACIFIC)
     spec = ReleaseSpec(slug=slug, name=f"Kubernetes v{slug}", zone=release_zone)
     hint: dt.date | None = None
@@ -319,15 +260,15 @@ def _k8s_rows(
         if not isinstance(row, dict):
             errors.append(f"{slug} row {number}: expected a mapping, got {row!r}.")
             continue
-        title, title_link = clean_markdown(_text(row.get(title_key)))
+        title, title_link = clean_markdown(as_text(row.get(title_key)))
         if not title:
             errors.append(f"{slug} row {number}: '{title_key}' is missing.")
             continue
         if title in seen:
             # Titles identify milestones on re-import; a repeated one gets its date added.
-            title = f"{title} ({_text(row.get(when_key))})"
+            title = f"{title} ({as_text(row.get(when_key))})"
         seen[title] = number
-        when = _text(row.get(when_key))
+        when = as_text(row.get(when_key))
         _, when_link = clean_markdown(when)
         if not re.search(r"\d", when):
             # "TBD", "n/a" or empty: nothing to put on a calendar yet, and nothing wrong with the rest.
@@ -342,8 +283,8 @@ def _k8s_rows(
         row_warnings = list(parsed.warnings)
         row_warnings += _check_against_source(row, parsed)
         warnings.extend(ImportWarning(slug, number, title, w) for w in row_warnings)
-        who = _text(row.get(who_key))
-        week = _text(row.get("week"))
+        who = as_text(row.get(who_key))
+        week = as_text(row.get("week"))
         details = [f"Who: {who}" if who else "", week.capitalize() if week else "", f"As published: {parsed.text}"]
         spec.milestones.append(
             MilestoneSpec(
@@ -355,7 +296,7 @@ def _k8s_rows(
                 ends_on=parsed.ends_on,
                 zone=parsed.zone or release_zone,
                 description=". ".join(d for d in details if d),
-                link=_text(row.get("time_link")) or when_link or title_link,
+                link=as_text(row.get("time_link")) or when_link or title_link,
             )
         )
     return spec
@@ -373,7 +314,7 @@ def _check_against_source(row: dict, parsed) -> list[str]:
     stated = row.get("date")
     if stated and parsed.on_date is not None and parsed.on_date.isoformat() != stated:
         found.append(f"the file's date {stated} disagrees with the text, read as {parsed.on_date.isoformat()}")
-    notes = _text(row.get("notes"))
+    notes = as_text(row.get("notes"))
     if notes.upper().startswith("CONFLICT"):
         found.append(f"the source contradicts itself: {notes}")
     return found
@@ -414,7 +355,7 @@ def _parse_schedule_builder(data: dict, *, release_slug, zone, today) -> ParsedS
     for index, entry in enumerate(data["releases"], start=1):
         if not isinstance(entry, dict):
             raise ImportFailed(f"releases[{index}] must be a mapping with version and timeline.")
-        slug = _text(entry.get("version") or entry.get("release")).removeprefix("v")
+        slug = as_text(entry.get("version") or entry.get("release")).removeprefix("v")
         if not slug:
             raise ImportFailed(f"releases[{index}] has no 'version' (or 'release').")
         entries[slug] = entry.get("timeline") or []
@@ -624,114 +565,3 @@ def schedule_import(
 
 
 # ------------------------------------------------------------------------ KEPs
-
-
-@dataclass
-class KepFileResult:
-    path: str
-    number: int | None = None
-    title: str = ""
-    error: str = ""
-
-
-@dataclass
-class KepImportResult:
-    files: list[KepFileResult] = field(default_factory=list)
-    tracked: int = 0
-
-    @property
-    def failed(self) -> list[KepFileResult]:
-        return [f for f in self.files if f.error]
-
-    @property
-    def imported(self) -> list[KepFileResult]:
-        return [f for f in self.files if not f.error]
-
-
-_STAGES = {"alpha": "alpha", "beta": "beta", "stable": "stable", "ga": "stable", "deprecated": "deprecation"}
-
-
-def _sig(value: Any) -> str:
-    text = _text(value).lower()
-    text = re.sub(r"^sig[-_ ]", "", text)
-    return re.sub(r"[^a-z0-9-]+", "-", text).strip("-")
-
-
-def _handle(author: Any) -> str:
-    text = _text(author)
-    match = re.search(r"@?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))", text)
-    return match.group(1) if match else ""
-
-
-def kep_parse(data: Any) -> dict[str, Any]:
-    """The fields of a kep.yaml document, checked; raise ValidationFailed naming the field."""
-    if not isinstance(data, dict):
-        raise ValidationFailed("not a kep.yaml mapping (title, kep-number, owning-sig, ...).")
-    number = data.get("kep-number")
-    try:
-        number = int(str(number).strip())
-    except (TypeError, ValueError):
-        raise ValidationFailed(f"kep-number {number!r} is not a number.") from None
-    title = _text(data.get("title"))
-    if not title:
-        raise ValidationFailed("title is missing.")
-    owning_sig = _sig(data.get("owning-sig"))
-    if not owning_sig:
-        raise ValidationFailed("owning-sig is missing.")
-    participating = data.get("participating-sigs") or []
-    if not isinstance(participating, list):
-        participating = [participating]
-    authors = data.get("authors") or []
-    if not isinstance(authors, list):
-        authors = [authors]
-    stage = _text(data.get("stage")).lower()
-    if stage and stage not in _STAGES:
-        raise ValidationFailed(f"stage {stage!r} is not one of alpha, beta, stable, deprecated.")
-    return {
-        "number": number,
-        "title": title,
-        "owning_sig": owning_sig,
-        "participating_sigs": [s for s in (_sig(p) for p in participating) if s],
-        "owners": [{"github": h} for h in (_handle(a) for a in authors) if h],
-        "stage": _STAGES.get(stage, ""),
-        "status": _text(data.get("status")),
-        "latest_milestone": _text(data.get("latest-milestone")),
-    }
-
-
-def keps_import(*, directory: str | Path, release_slug: str | None = None) -> KepImportResult:
-    """Upsert every kep.yaml under ``directory``; one bad file does not stop the rest."""
-    root = Path(directory)
-    if not root.is_dir():
-        raise ImportFailed(f"{root}: no such directory.")
-    release = None
-    if release_slug:
-        release = Release.objects.filter(slug=release_slug).first()
-        if release is None:
-            raise ImportFailed(f"No release {release_slug!r}; import its schedule first.")
-    result = KepImportResult()
-    paths = sorted(root.rglob("kep.yaml"))
-    if not paths:
-        raise ImportFailed(f"{root}: no kep.yaml files found.")
-    for path in paths:
-        item = KepFileResult(path=str(path))
-        result.files.append(item)
-        try:
-            fields = kep_parse(load_data(read_file(path), source=""))
-            item.number, item.title = fields["number"], fields["title"]
-            with transaction.atomic():
-                enhancement = enhancement_upsert(
-                    number=fields["number"],
-                    title=fields["title"],
-                    owning_sig=fields["owning_sig"],
-                    participating_sigs=fields["participating_sigs"],
-                    owners=fields["owners"],
-                )
-                if release is not None:
-                    if not fields["stage"]:
-                        raise ValidationFailed("stage is missing, so it cannot be tracked in a release.")
-                    tracking_set(release=release, enhancement=enhancement, stage=fields["stage"])
-                    result.tracked += 1
-        except ValidationFailed as exc:
-            item.error = exc.message
-    return result
