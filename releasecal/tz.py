@@ -413,3 +413,58 @@ def isoformat_utc(instant: dt.datetime) -> str:
     """``2024-07-27T02:00:00Z``."""
     # isoformat, not strftime: strftime does not zero-pad years before 1000.
     return to_utc(instant).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+
+
+# ------------------------------------------------------------------ zone labels
+# Reading the labels people write beside a time ("18:00 PDT", "EOD PST", "(AoE)").
+# Which label is *right* at an instant is always asked of ``abbreviation``; this
+# table only says which clock a written label names.
+
+PACIFIC = "America/Los_Angeles"
+
+LABEL_ZONES = {
+    "UTC": "UTC", "GMT": "UTC", "Z": "UTC",
+    "AOE": AOE,
+    "PST": PACIFIC, "PDT": PACIFIC, "PT": PACIFIC, "PACIFIC": PACIFIC,
+    "MST": "America/Denver", "MDT": "America/Denver", "MT": "America/Denver",
+    "CST": "America/Chicago", "CDT": "America/Chicago", "CT": "America/Chicago",
+    "EST": "America/New_York", "EDT": "America/New_York", "ET": "America/New_York",
+    "BST": "Europe/London",
+    "CET": "Europe/Berlin", "CEST": "Europe/Berlin",
+    "EET": "Europe/Athens", "EEST": "Europe/Athens",
+    "IST": "Asia/Kolkata",
+    "JST": "Asia/Tokyo",
+    "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
+}  # fmt: skip
+# Labels that name a region without saying whether summer time is in force.
+GENERIC_LABELS = frozenset({"PT", "PACIFIC", "MT", "CT", "ET"})
+
+
+def zone_for_label(label: str) -> str | None:
+    """The zone whose clock a written label names (``PDT`` -> America/Los_Angeles), or None."""
+    return LABEL_ZONES.get(label.strip().upper())
+
+
+def label_offsets(zone: str, year: int) -> dict[str, dt.timedelta]:
+    """The abbreviations ``zone`` uses in ``year`` and their UTC offsets (winter, summer)."""
+    offsets = {}
+    for month in (1, 7):
+        instant = dt.datetime(year, month, 15, 12, tzinfo=UTC)
+        offsets[abbreviation(instant, zone).upper()] = to_zone(instant, zone).utcoffset()
+    return offsets
+
+
+def label_out_of_season(label: str, instant: dt.datetime, zone: str) -> str | None:
+    """The abbreviation really in force in ``zone`` at ``instant`` when the written
+    ``label`` names the other season (``PST`` in July); None when the label fits or
+    names no season (``PT``, ``Pacific``)."""
+    if label.strip().upper() in GENERIC_LABELS:
+        return None
+    actual = abbreviation(instant, zone)
+    return None if actual.upper() == label.strip().upper() else actual
+
+
+def end_of_day_in_force(day: dt.date, zone: str) -> dt.datetime:
+    """The last instant of ``day`` in ``zone`` that still belongs to it (one microsecond
+    before ``end_of_day``): the moment whose abbreviation an "EOD <label>" must match."""
+    return end_of_day(day, zone) - dt.timedelta(microseconds=1)

@@ -502,4 +502,6 @@ def test_a_sig_release_readme_timeline_table_is_read_too(db, tmp_path):
     assert release.milestones.get(title="Call for Exceptions").kind.slug == "other"
     messages = {w.title: w.message for w in result.warnings}
     assert messages["Test Freeze"].startswith("local hour mismatch: '19:00 PDT Tuesday 30th July 2024'")
-    assert messages["Feature blog publication starts"] == "no date yet ('TBD'); row skipped"
+    assert (
+        messages["Feature blog publication starts"] == "'TBD' is not a date yet: kept as undated, not on the calendar"
+    )

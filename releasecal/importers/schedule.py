@@ -16,6 +16,7 @@ changes nothing and bumps no ``sequence``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -27,7 +28,21 @@ from django.db import transaction
 from releasecal import tz
 from releasecal.errors import ValidationFailed
 from releasecal.importers.files import ImportFailed, as_text, load_data, read_file
-from releasecal.importers.schedule_text import PACIFIC, clean_markdown, parse_when
+from releasecal.importers.schedule_text import (
+    MONTH_NAMES,
+    PACIFIC,
+    DateRecorder,
+    SummaryItem,
+    Table,
+    WrittenDate,
+    YearPlacement,
+    clean_markdown,
+    month_of,
+    parse_when,
+    read_summary,
+    read_timeline_table,
+    split_name_time,
+)
 from releasecal.models import Milestone, MilestoneKind, Release
 from releasecal.services import milestone_save
 
@@ -38,8 +53,9 @@ from releasecal.services import milestone_save
 # "Brace Yourself, Code Freeze is Coming") name a freeze without being one.
 _KIND_RULES: list[tuple[str, str]] = [
     (r"\bexceptions?\b|brace yourself|is coming|\bcall for\b", "other"),
+    (r"end of code freeze|code thaw|^thaw$", "other"),
     (r"production readiness freeze|\bprr freeze", "prr-freeze"),
-    (r"enhancements? freeze", "enhancements-freeze"),
+    (r"enhancements? freeze|^\W*feature freeze\W", "enhancements-freeze"),
     (r"feature blogs? freeze", "feature-blog-freeze"),
     (r"code freeze", "code-freeze"),
     (r"test freeze", "test-freeze"),
@@ -47,7 +63,7 @@ _KIND_RULES: list[tuple[str, str]] = [
     (r"\d+\.\d+\.\d+-alpha\.\d+", "alpha"),
     (r"\d+\.\d+\.\d+-beta\.\d+", "beta"),
     (r"\d+\.\d+\.\d+-rc\.\d+", "rc"),
-    (r"^(?:kubernetes\s+)?v?\d+\.\d+(?:\.0)?\s+(?:is\s+)?released\b", "ga"),
+    (r"^(?:kubernetes\s+)?v?\d+\.\d+(?:\.0)?\s+(?:is\s+)?released\b|^v?\d+\.\d+\.0$", "ga"),
     (r"start of (?:the )?release cycle|release cycle begins", "release-start"),
     (r"kubecon|cloudnativecon|contributor summit", "event"),
 ]
@@ -93,6 +109,7 @@ class ReleaseSpec:
     # Kubernetes formats only create a missing release from what the rows imply.
     authoritative: bool = False
     milestones: list[MilestoneSpec] = field(default_factory=list)
+    undated: list[str] = field(default_factory=list)  # rows whose date is "TBD"/"TBC": reported, not stored
 
 
 @dataclass(frozen=True)
@@ -240,6 +257,118 @@ def _our_milestone(number: int, title: str, row: dict, release: ReleaseSpec, war
 # ---------------------------------------------------------- formats: Kubernetes
 
 
+@dataclass(frozen=True)
+class YearContext:
+    """What places a release whose dates are written without a year, beside its own
+    text: the releases just before and after it (slug, start date), and today (an
+    inferred year never puts a date after it)."""
+
+    before: tuple[str, dt.date] | None = None
+    after: tuple[str, dt.date] | None = None
+    today: dt.date | None = None
+
+
+class YearUnplaceable(ImportFailed):
+    """A release's dates have no year and nothing places them with confidence."""
+
+
+def _start_year(date: WrittenDate, first_month: int) -> int:
+    return date.year if date.month >= first_month else date.year - 1
+
+
+def _placed(date: WrittenDate, place: YearPlacement) -> dt.date | None:
+    try:
+        return dt.date(place.year_for(date.month), date.month, date.day)
+    except ValueError:
+        return None
+
+
+def _weekday_misses(dates: list[WrittenDate], place: YearPlacement) -> int:
+    misses = 0
+    for date in dates:
+        if date.weekday is None:
+            continue
+        day = _placed(date, place)
+        misses += day is None or day.weekday() != date.weekday
+    return misses
+
+
+def _place_year(
+    slug: str,
+    table: list[WrittenDate],
+    summary: list[WrittenDate],
+    readme_years: list[int],
+    context: YearContext,
+    first_row: str,
+) -> YearPlacement | None:
+    """The year a release's cycle starts in, for its dates written without one: from
+    the years of its other rows, else its summary's dates, else the years its README
+    mentions, else its neighbouring releases; the weekdays written must agree, and an
+    inferred year never puts a date after today. None when every date has its year."""
+    missing = [d for d in table + summary if d.year is None]
+    if not missing:
+        return None
+    first_month = (table or summary)[0].month
+    with_weekday = [d for d in missing if d.weekday is not None]
+    today = context.today or tz.utc_now().date()
+    for dates, source in ((table, "the release's other rows"), (summary, "the README's summary")):
+        written = [_start_year(d, first_month) for d in dates if d.year is not None]
+        if written:
+            year = max(set(written), key=written.count)
+            place = YearPlacement(year, first_month, "")
+            agree = len(with_weekday) - _weekday_misses(with_weekday, place)
+            why = f"{source} give the year" + (
+                f", and {agree} of {len(with_weekday)} weekdays written agree" if with_weekday else ""
+            )
+            return YearPlacement(year, first_month, why)
+    if readme_years:
+        candidates = sorted({y for year in readme_years for y in (year - 1, year)})
+        source = f"the README mentions {', '.join(map(str, sorted(set(readme_years))))}"
+        low, high = None, None
+    else:
+        low = context.before[1] if context.before else None
+        high = context.after[1] if context.after else None
+        if low is None and high is None:
+            low = today.replace(year=today.year - 30)
+        elif low is None:
+            low = high.replace(year=high.year - 2)
+        high = min(high or today, today)
+        candidates = list(range(low.year, high.year + 1))
+        around = [f"after {context.before[0]} (starts {tz.render_date(context.before[1])})"] if context.before else []
+        if context.after:
+            around.append(f"before {context.after[0]} (starts {tz.render_date(context.after[1])})")
+        source = "it lies " + " and ".join(around) if around else "nothing in the README gives a year"
+    fits = []
+    for year in candidates:
+        place = YearPlacement(year, first_month, "")
+        days = [_placed(d, place) for d in missing]
+        if any(day is None for day in days):
+            continue
+        if max(days) > today:
+            continue  # never a guess into the future
+        if low is not None and min(days) < low - dt.timedelta(days=31):
+            continue
+        if high is not None and context.after and min(days) >= context.after[1]:
+            continue
+        misses = _weekday_misses(with_weekday, place)
+        if misses <= len(with_weekday) // 10:
+            fits.append((year, misses))
+    if len(fits) != 1 or not with_weekday:
+        shown = ", ".join(str(y) for y, _ in fits) or "none"
+        raise YearUnplaceable(
+            f"release {slug}: {first_row} has no year and it cannot be placed with confidence: {source}, and "
+            f"the years whose weekdays fit are: {shown}. Import it with its neighbouring releases "
+            "(import_schedule DIR) or after them, or write the year."
+        )
+    year, misses = fits[0]
+    return YearPlacement(
+        year,
+        first_month,
+        f"{source}, and only {year} fits the {len(with_weekday)} weekdays written"
+        + (f" ({misses} of them wrong)" if misses else ""),
+    )
+
+
 def _k8s_rows(
     slug: str,
     rows: list,
@@ -248,58 +377,182 @@ def _k8s_rows(
     fields: tuple[str, str, str],
     errors: list[str],
     warnings: list[ImportWarning],
+    context: YearContext | None = None,
+    summary: list[SummaryItem] | None = None,
+    readme_years: list[int] | None = None,
 ) -> ReleaseSpec:
-    """Rows of one Kubernetes release: ``fields`` names the (title, owner, time) keys."""
+    """Rows of one Kubernetes release: ``fields`` names the (title, owner, time) keys.
+
+    Two passes: the dates of every row (and of the summary) are read first, so a date
+    written without its year is placed from the whole release (``_place_year``), then
+    every row is read with that year."""
     title_key, who_key, when_key = fields
+    context = context or YearContext()
+    summary = summary or []
     uses_aoe = any("aoe" in as_text(row.get(when_key)).lower() for row in rows if isinstance(row, dict))
     release_zone = tz.normalize_zone_name(zone) if zone else (tz.AOE if uses_aoe else PACIFIC)
     spec = ReleaseSpec(slug=slug, name=f"Kubernetes v{slug}", zone=release_zone)
-    hint: dt.date | None = None
-    seen: dict[str, int] = {}
-    for number, row in enumerate(rows, start=1):
+    prepared = []
+    table_dates = DateRecorder()
+    for index, row in enumerate(rows, start=1):
         if not isinstance(row, dict):
-            errors.append(f"{slug} row {number}: expected a mapping, got {row!r}.")
+            errors.append(f"{slug} row {index}: expected a mapping, got {row!r}.")
             continue
+        number = row.get("_row", index)
         title, title_link = clean_markdown(as_text(row.get(title_key)))
+        title, name_time = split_name_time(title)
         if not title:
             errors.append(f"{slug} row {number}: '{title_key}' is missing.")
             continue
+        written = as_text(row.get(when_key))
+        when = f"{written} {name_time}".strip() if re.search(r"\d", written) else written
+        prepared.append((number, row, title, title_link, written, when, name_time))
+        if re.search(r"\d", when):
+            with contextlib.suppress(ValidationFailed):  # reported by the second pass
+                parse_when(when, zone=release_zone, year_hint=table_dates)
+    summary_dates = DateRecorder()
+    for item in summary:
+        with contextlib.suppress(ValidationFailed):
+            parse_when(item.when, zone=release_zone, year_hint=summary_dates)
+    first_missing = next(
+        (
+            f"row {n} '{t}' ('{w}')"
+            for n, _r, t, _l, w, wh, _nt in prepared
+            if re.search(r"\d", wh) and not re.search(r"\b\d{4}\b", wh)
+        ),
+        "a date",
+    )
+    try:
+        place = _place_year(slug, table_dates.dates, summary_dates.dates, readme_years or [], context, first_missing)
+    except YearUnplaceable as exc:
+        errors.append(exc.message)
+        return spec
+    seen: dict[str, int] = {}
+    parsed_rows = []
+    for number, row, title, title_link, written, when, _name_time in prepared:
         if title in seen:
             # Titles identify milestones on re-import; a repeated one gets its date added.
-            title = f"{title} ({as_text(row.get(when_key))})"
+            title = f"{title} ({written})"
         seen[title] = number
-        when = as_text(row.get(when_key))
-        _, when_link = clean_markdown(when)
-        if not re.search(r"\d", when):
-            # "TBD", "n/a" or empty: nothing to put on a calendar yet, and nothing wrong with the rest.
-            warnings.append(ImportWarning(slug, number, title, f"no date yet ({when or 'empty'!r}); row skipped"))
+        for note in row.get("_notes", []):
+            warnings.append(ImportWarning(slug, number, title, note))
+        _, when_link = clean_markdown(written)
+        if not re.search(r"\d", written):
+            # "TBD", "TBC", empty: nothing to put on a calendar yet; kept as undated and reported.
+            shown = written or "empty"
+            spec.undated.append(f"row {number} '{title}' ({shown})")
+            warnings.append(
+                ImportWarning(slug, number, title, f"'{shown}' is not a date yet: kept as undated, not on the calendar")
+            )
             continue
         try:
-            parsed = parse_when(when, zone=release_zone, year_hint=hint)
+            parsed = parse_when(when, zone=release_zone, year_hint=place)
         except ValidationFailed as exc:
             errors.append(f"{slug} row {number} '{title}': {exc.message}")
             continue
-        hint = parsed.first_day or hint
         row_warnings = list(parsed.warnings)
         row_warnings += _check_against_source(row, parsed)
         warnings.extend(ImportWarning(slug, number, title, w) for w in row_warnings)
-        who = as_text(row.get(who_key))
+        who = clean_markdown(as_text(row.get(who_key)))[0]
         week = as_text(row.get("week"))
-        details = [f"Who: {who}" if who else "", week.capitalize() if week else "", f"As published: {parsed.text}"]
-        spec.milestones.append(
-            MilestoneSpec(
-                row=number,
-                title=title,
-                kind=milestone_kind_for(title),
-                at=parsed.at,
-                on_date=parsed.on_date,
-                ends_on=parsed.ends_on,
-                zone=parsed.zone or release_zone,
-                description=". ".join(d for d in details if d),
-                link=as_text(row.get("time_link")) or when_link or title_link,
-            )
+        details = [f"Who: {who}" if who else "", week.capitalize() if week else "", f"As published: {when}"]
+        kind = milestone_kind_for(title)
+        other_version = re.search(r"\b1\.(\d+)\b", title)
+        if kind in {"release-start", "ga"} and other_version and other_version.group(0) != slug:
+            kind = "other"  # "1.11 Release Cycle Begins" in the 1.10 schedule
+        milestone = MilestoneSpec(
+            row=number,
+            title=title,
+            kind=kind,
+            at=parsed.at,
+            on_date=parsed.on_date,
+            ends_on=parsed.ends_on,
+            zone=parsed.zone or release_zone,
+            description=". ".join(d for d in details if d),
+            link=as_text(row.get("time_link")) or when_link or title_link,
         )
+        spec.milestones.append(milestone)
+        parsed_rows.append((milestone, parsed))
+    if summary and not errors:
+        _cross_check_summary(slug, summary, parsed_rows, release_zone, place, warnings)
     return spec
+
+
+# The summary's topics and the table rows they describe, first match wins.
+_TOPICS: list[tuple[str, str, str]] = [
+    # (topic, summary label pattern, table title pattern)
+    ("release", r"release day|\breleased\b", r"^(?:kubernetes\s+)?v?{v}(?:\.0)?(?:\s+(?:is\s+)?released)?$"),
+    ("code freeze ends", r"code freeze.*\bends\b|code thaw", r"end of code freeze|code thaw"),
+    ("cycle begins", r"cycle begins", r"start of release cycle|^{v} release cycle begins"),
+    ("production readiness freeze", r"production readiness", r"production readiness"),
+    ("enhancements freeze", r"enhancements? freeze|feature freeze", r"enhancements? freeze|feature freeze"),
+    ("code slush", r"code slush", r"code slush"),
+    ("feature blog freeze", r"feature blog freeze", r"feature blog freeze"),
+    ("code freeze", r"code freeze", r"^(?:begin\s+)?code (?:and test )?freeze|^begin code freeze"),
+    ("test freeze", r"test freeze", r"test freeze"),
+    ("docs", r"docs? (?:must be completed|freeze|complete)", r"docs? (?:complete|freeze)"),
+    ("retrospective", r"retrospective", r"retrospective"),
+    ("kubecon", r"kubecon", r"kubecon"),
+]
+
+
+def _summary_row(slug: str, label: str, parsed_rows):
+    text = label.lower()
+    for topic, label_pattern, title_pattern in _TOPICS:
+        if not re.search(label_pattern, text):
+            continue
+        pattern = title_pattern.replace("{v}", re.escape(slug))
+        candidates = [(m, p) for m, p in parsed_rows if re.search(pattern, m.title.lower())]
+        part = re.search(r"part\s*(\d)", text)
+        if topic == "retrospective" and part:
+            candidates = [(m, p) for m, p in candidates if re.search(rf"part\s*{part.group(1)}\b", m.title.lower())]
+        return topic, (candidates[0] if candidates else None)
+    return None, None
+
+
+def _day_of(parsed) -> dt.date:
+    if parsed.at is None:
+        return parsed.on_date
+    return tz.deadline_day(parsed.at, parsed.zone)
+
+
+def _cross_check_summary(slug, summary, parsed_rows, zone, place, warnings) -> None:
+    """Each dated summary item is read like a row and compared with the table row it
+    names; the table is what is imported, every disagreement is a warning naming both."""
+    for item in summary:
+        topic, match = _summary_row(slug, item.label, parsed_rows)
+        if topic is None:
+            continue
+        quoted = f"summary (line {item.line}) '{item.label}: {item.when}'"
+        try:
+            said = parse_when(item.when, zone=zone, year_hint=place)
+        except ValidationFailed as exc:
+            warnings.append(ImportWarning(slug, 0, item.label, f"{quoted} cannot be read: {exc.message}"))
+            continue
+        row, title = (match[0].row, match[0].title) if match else (0, item.label)
+        for message in said.warnings:
+            if not message.startswith("no year"):
+                warnings.append(ImportWarning(slug, row, title, f"{quoted}: {message}"))
+        if match is None:
+            warnings.append(ImportWarning(slug, 0, item.label, f"{quoted} names no row of the timeline table"))
+            continue
+        milestone, parsed = match
+        if said.at is not None and parsed.at is not None:
+            differs = said.at != parsed.at
+            shown_said, shown_row = tz.render(said.at, said.zone), tz.render(parsed.at, parsed.zone)
+        else:
+            differs = _day_of(said) != _day_of(parsed)
+            shown_said, shown_row = tz.render_date(_day_of(said)), tz.render_date(_day_of(parsed))
+        if differs:
+            warnings.append(
+                ImportWarning(
+                    slug,
+                    milestone.row,
+                    milestone.title,
+                    f"summary and table disagree: the {quoted} is read as {shown_said}, the table's "
+                    f"'{parsed.text}' as {shown_row}; the table is imported",
+                )
+            )
 
 
 def _check_against_source(row: dict, parsed) -> list[str]:
@@ -409,42 +662,189 @@ def detect_format(data: Any) -> str:
     )
 
 
-_TABLE_HEADER = re.compile(r"^\s*\|(?P<cells>.*\bwhat\b.*\bwhen\b.*)\|\s*$", re.I | re.M)
-_README_RELEASE = re.compile(r"Kubernetes v?(\d+\.\d+)\b|release-(\d+\.\d+)\b")
+_README_RELEASE = re.compile(r"Kubernetes v?(\d+\.\d+)\b|release-(\d+\.\d+)\b|\b(1\.\d+) release cycle\b")
+_DAY_CELL = re.compile(
+    r"(?:(?P<wd>\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)[a-z]*)\.?,?\s*)?(?P<d1>\d{1,2})(?:\s*[-\u2013]\s*(?P<d2>\d{1,2}))?\b",
+    re.I,
+)
+_STRUCK_CELL = re.compile(r"~~(.*?)~~")
 
 
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+def _month_cell(cell: str, month: int) -> tuple[str, list[str]]:
+    """A day under a month column ("2", "Mon 7", "13 - 15", "~~25~~ moved to **27**",
+    "27?") as a date text, and notes on what the cell says beside the day."""
+    struck = [clean_markdown(s)[0] for s in _STRUCK_CELL.findall(cell)]
+    text = clean_markdown(_STRUCK_CELL.sub(" ", cell))[0]
+    match = _DAY_CELL.search(text)
+    if not match:
+        raise ValidationFailed(f"'{cell}' under {MONTH_NAMES[month - 1]} is not a day of the month.")
+    name = MONTH_NAMES[month - 1]
+    when = f"{match['d1']} - {match['d2']} {name}" if match["d2"] else f"{match['d1']} {name}"
+    if match["wd"]:
+        when = f"{match['wd']} {when}"
+    notes = []
+    if struck:
+        notes.append(
+            f"'{cell}' under {name}: the struck-out day {', '.join(struck)} was replaced; "
+            f"read as {match.group(0)} {name}"
+        )
+    if "?" in text:
+        notes.append(f"'{cell}' under {name} is marked tentative ('?'); read as {match.group(0)} {name}")
+    return when, notes
 
 
-def _parse_readme(text: str, *, release_slug, zone, today) -> ParsedSchedule:
-    """The Timeline table of a sig-release ``releases/release-1.XX/README.md``."""
-    header = _TABLE_HEADER.search(text)
-    names = [clean_markdown(c)[0].lower() for c in _cells(header.group(0))]
-    lines = text[header.end() :].lstrip("\n").splitlines()
+def _readme_rows(table: Table, slug: str, errors: list[str]) -> list[dict]:
+    """The timeline table as rows of {what, who, when, week}: a *When* column (with
+    day-only cells under month heading rows) or one column per month."""
+    names = [clean_markdown(c)[0].lower() for c in table.header]
+    what = names.index("what")
+    who = names.index("who") if "who" in names else None
+    when = names.index("when") if "when" in names else None
+    time = next((i for i, n in enumerate(names) if n in {"time", "time (utc)"}), None)
+    week = next((i for i, n in enumerate(names) if "week" in n), None)
+    months = [(i, month_of(h)) for i, h in enumerate(table.header) if month_of(h)]
+    heading_month: int | None = None
     rows = []
-    for line in lines:
-        if not line.strip().startswith("|"):
-            break
-        cells = _cells(line)
-        if all(re.fullmatch(r":?-+:?", c) for c in cells if c):
+    for row in table.rows:
+        cells = row.cells + [""] * (len(names) - len(row.cells))
+        title = clean_markdown(cells[what])[0]
+        where = f"{slug} row {row.number} (line {row.line})"
+        others = [clean_markdown(c)[0] for i, c in enumerate(row.cells) if i != what]
+        if month_of(cells[what]) and not any(others):
+            heading_month = month_of(cells[what])
             continue
-        rows.append(dict(zip(names, cells, strict=False)))
+        notes = []
+        extra = [c for c in row.cells[len(names) :] if clean_markdown(c)[0]]
+        if not title:
+            # "| | 1.11-blocking, master-blocking |": the rest of the row above, split over two lines.
+            shown = " | ".join(o for o in others if o)
+            if any(others) and not any(_looks_like_day(o) for o in others):
+                rows.append({"_stray": f"line {row.line} has no milestone name and no date: '{shown}'"})
+                continue
+            errors.append(f"{where}: the row has a date but no milestone name (merged or missing cells?): '{shown}'")
+            continue
+        if months:
+            filled = [(i, m) for i, m in months if clean_markdown(_STRUCK_CELL.sub("", cells[i]))[0]]
+            if len(filled) > 1:
+                shown = ", ".join(f"'{cells[i]}' under {MONTH_NAMES[m - 1]}" for i, m in filled)
+                errors.append(f"{where} '{title}': days in two month columns ({shown}): merged cells?")
+                continue
+            if not filled:
+                missing = ""
+                if len(row.cells) < len(names):
+                    missing = " (the row has fewer cells than the header: missing cells?)"
+                errors.append(f"{where} '{title}': no day under any month column{missing}.")
+                continue
+            index, month = filled[0]
+            try:
+                when_text, notes = _month_cell(cells[index], month)
+            except ValidationFailed as exc:
+                errors.append(f"{where} '{title}': {exc.message}")
+                continue
+        else:
+            if when is None or len(row.cells) <= when:
+                errors.append(
+                    f"{where} '{title}': the row has {len(row.cells)} cells and no When cell "
+                    f"(the header has {len(names)}: merged or missing cells?)."
+                )
+                continue
+            when_text = cells[when]
+            if heading_month and re.search(r"\d", when_text) and not re.search(_MONTH_WORD, when_text, re.I):
+                when_text = f"{when_text} {MONTH_NAMES[heading_month - 1]}"
+        if time is not None and clean_markdown(cells[time])[0]:
+            when_text = f"{when_text} {cells[time]}"
+        if extra:
+            notes.append(
+                f"the row has {len(row.cells)} cells, the header {len(names)}: extra cell(s) "
+                f"{', '.join(repr(e) for e in extra)} ignored"
+            )
+        rows.append(
+            {
+                "what": cells[what],
+                "who": cells[who] if who is not None else "",
+                "when": when_text,
+                "week": clean_markdown(cells[week])[0] if week is not None else "",
+                "_row": row.number,
+                "_notes": notes,
+            }
+        )
+    return rows
+
+
+def _looks_like_day(cell: str) -> bool:
+    # CI board names ("1.11-blocking") carry digits that are not days.
+    return bool(re.search(r"\d", cell)) and not re.search(r"blocking|upgrade|informing", cell)
+
+
+_MONTH_WORD = r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+
+
+def _parse_readme(text: str, *, release_slug, zone, today, years: YearContext | None = None) -> ParsedSchedule:
+    """The Timeline table of a sig-release ``releases/release-1.XX/README.md``, with its
+    summary (bullets or tl;dr) cross-checked against it."""
     slug = release_slug
     if not slug:
         match = _README_RELEASE.search(text)
         if not match:
             raise ImportFailed("Cannot tell which release this README is for; pass --release.")
-        slug = match.group(1) or match.group(2)
+        slug = next(g for g in match.groups() if g)
+    table = read_timeline_table(text)
+    if table is None:
+        raise ImportFailed(
+            f"release {slug}: no timeline table (a table whose header has What and When, or What and month columns)."
+        )
     errors: list[str] = []
     warnings: list[ImportWarning] = []
-    spec = _k8s_rows(slug, rows, zone=zone, fields=("what", "who", "when"), errors=errors, warnings=warnings)
+    rows = _readme_rows(table, slug, errors)
+    for number, row in enumerate(rows):
+        if "_stray" in row:
+            previous = next((r for r in reversed(rows[:number]) if "_row" in r), None)
+            label = clean_markdown(previous["what"])[0] if previous else "?"
+            warnings.append(
+                ImportWarning(
+                    slug,
+                    previous["_row"] if previous else 0,
+                    label,
+                    f"{row['_stray']}; it reads as the rest of this row split over two lines and is ignored",
+                )
+            )
+    rows = [r for r in rows if "_stray" not in r]
+    body = text[: table_start(text, table)] + "\n" + text[table_end(text, table) :]
+    readme_years = [int(y) for y in re.findall(r"\b(20\d\d)\b", body)]
+    context = years or YearContext(today=today)
+    if context.today is None:
+        context = YearContext(before=context.before, after=context.after, today=today)
+    spec = _k8s_rows(
+        slug,
+        rows,
+        zone=zone,
+        fields=("what", "who", "when"),
+        errors=errors,
+        warnings=warnings,
+        context=context,
+        summary=read_summary(text),
+        readme_years=readme_years,
+    )
     if errors:
+        unplaceable = [e for e in errors if "cannot be placed with confidence" in e]
+        if unplaceable and len(unplaceable) == len(errors):
+            raise YearUnplaceable(unplaceable[0])
         raise ImportFailed(f"{len(errors)} problem(s) in the schedule; nothing was imported:", errors=errors)
     if not spec.milestones:
-        raise ImportFailed("The README's timeline table has no rows.")
+        raise ImportFailed(f"release {slug}: the timeline table has no dated rows.")
     _fill_release_dates(spec, today)
     return ParsedSchedule(format="k8s-readme", releases=[spec], warnings=warnings)
+
+
+def table_start(text: str, table: Table) -> int:
+    lines = text.splitlines(keepends=True)
+    return sum(len(line) for line in lines[: table.line - 1])
+
+
+def table_end(text: str, table: Table) -> int:
+    lines = text.splitlines(keepends=True)
+    last = table.rows[-1].line if table.rows else table.line
+    return sum(len(line) for line in lines[:last])
 
 
 def schedule_parse(
@@ -454,17 +854,24 @@ def schedule_parse(
     zone: str | None = None,
     today: dt.date | None = None,
     source: str = "input",
+    years: YearContext | None = None,
 ) -> ParsedSchedule:
-    """Read a schedule file's text; raise ImportFailed listing every problem."""
+    """Read a schedule file's text; raise ImportFailed listing every problem.
+
+    ``years`` places a README whose dates have no year at all (its neighbouring
+    releases); ``schedule_import`` fills it from the database and the other files."""
     if zone:
         try:
             zone = tz.normalize_zone_name(zone)
         except ValidationFailed as exc:
             raise ImportFailed(f"--zone: {exc.message}") from None
     today = today or tz.utc_now().date()
-    if _TABLE_HEADER.search(text):
-        return _parse_readme(text, release_slug=release_slug, zone=zone, today=today)
+    is_markdown = str(source).lower().endswith((".md", ".markdown"))
+    if is_markdown or read_timeline_table(text) is not None:
+        return _parse_readme(text, release_slug=release_slug, zone=zone, today=today, years=years)
     data = load_data(text, source=source)
+    if isinstance(data, str) and re.search(r"^#{1,6}\s|^\s*\|", text, re.M):
+        return _parse_readme(text, release_slug=release_slug, zone=zone, today=today, years=years)
     parser = {"ours": _parse_ours, "schedule-builder": _parse_schedule_builder, "k8s-json": _parse_k8s_json}[
         detect_format(data)
     ]

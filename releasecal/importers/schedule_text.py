@@ -25,32 +25,13 @@ from dataclasses import dataclass, field
 from releasecal import tz
 from releasecal.errors import ValidationFailed
 
-PACIFIC = "America/Los_Angeles"
+PACIFIC = tz.PACIFIC
 
 _MONTHS = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
     "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
 }  # fmt: skip
 _WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
-
-# A zone label as people write it -> the zone whose clock it names. ``None``: UTC.
-# Parsing input only: what a label *should* be is always asked of tz.abbreviation().
-_LABEL_ZONES = {
-    "UTC": "UTC", "GMT": "UTC", "Z": "UTC",
-    "AOE": tz.AOE,
-    "PST": PACIFIC, "PDT": PACIFIC, "PT": PACIFIC, "PACIFIC": PACIFIC,
-    "MST": "America/Denver", "MDT": "America/Denver", "MT": "America/Denver",
-    "CST": "America/Chicago", "CDT": "America/Chicago", "CT": "America/Chicago",
-    "EST": "America/New_York", "EDT": "America/New_York", "ET": "America/New_York",
-    "BST": "Europe/London",
-    "CET": "Europe/Berlin", "CEST": "Europe/Berlin",
-    "EET": "Europe/Athens", "EEST": "Europe/Athens",
-    "IST": "Asia/Kolkata",
-    "JST": "Asia/Tokyo",
-    "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
-}  # fmt: skip
-# Labels that name a zone without saying whether summer time is in force.
-_GENERIC_LABELS = {"PT", "PACIFIC", "MT", "CT", "ET"}
 
 _WD = r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?\.?,?"
 _MON = (
@@ -116,7 +97,7 @@ class WhenPart:
 
     @property
     def zone(self) -> str | None:
-        return _LABEL_ZONES.get(self.label.upper()) if self.label else None
+        return tz.zone_for_label(self.label) if self.label else None
 
     @property
     def is_utc(self) -> bool:
@@ -179,6 +160,57 @@ def _infer_year(month: int, day: int, weekday: int | None, hint: dt.date | None)
     return near[0].year
 
 
+@dataclass(frozen=True)
+class WrittenDate:
+    """A date as written: its year is None when the text gives none."""
+
+    month: int
+    day: int
+    weekday: int | None
+    year: int | None
+
+
+class DateRecorder:
+    """A year rule that places nothing: it records every date read, so a release's dates
+    can be looked at together before any year is decided."""
+
+    def __init__(self) -> None:
+        self.dates: list[WrittenDate] = []
+
+
+@dataclass(frozen=True)
+class YearPlacement:
+    """Where a release's dates without a year go: the cycle starts in ``year`` in
+    ``first_month``; a month before ``first_month`` is in the following year.
+    ``why`` says what placed it (repeated in each row's warning)."""
+
+    year: int
+    first_month: int
+    why: str
+
+    def year_for(self, month: int) -> int:
+        return self.year if month >= self.first_month else self.year + 1
+
+
+YearRule = dt.date | YearPlacement | DateRecorder | None
+
+
+def _year(rule: YearRule, month: int, day: int, weekday: int | None, written: int | None, text: str) -> int:
+    if isinstance(rule, DateRecorder):
+        rule.dates.append(WrittenDate(month, day, weekday, written))
+        return written or 2000  # a leap year: 29 February reads
+    if written is not None:
+        return written
+    if isinstance(rule, YearPlacement):
+        return rule.year_for(month)
+    if isinstance(rule, dt.date):
+        return _infer_year(month, day, weekday, rule)
+    raise ValidationFailed(
+        f"'{text.strip(' ,')}' has no year, and nothing in the schedule says which year it is; write the year.",
+        extra={"text": text},
+    )
+
+
 def _make_date(year: int, month: int, day: int, text: str) -> dt.date:
     try:
         return dt.date(year, month, day)
@@ -186,7 +218,7 @@ def _make_date(year: int, month: int, day: int, text: str) -> dt.date:
         raise ValidationFailed(f"'{text}' is not a real date.", extra={"text": text}) from None
 
 
-def _read_date(part: WhenPart, text: str, year_hint: dt.date | None) -> str:
+def _read_date(part: WhenPart, text: str, year_hint: YearRule) -> str:
     """Find the date (or date range) in ``text``; fill ``part``; return the rest."""
     for pattern in _DATE_PATTERNS:
         match = pattern.search(text)
@@ -208,8 +240,11 @@ def _read_date(part: WhenPart, text: str, year_hint: dt.date | None) -> str:
             m1 = _month(groups.get("m1")) or m2
             d1, d2 = _day_number(groups["d1"]), _day_number(groups["d2"])
             part.weekday_end = _weekday(groups.get("wd2"))
-            if year is None:
-                year = _infer_year(m2, d2, part.weekday_end, year_hint)
+            if isinstance(year_hint, DateRecorder):
+                _year(year_hint, m1, d1, part.weekday, year, match.group(0))
+            written = year
+            year = _year(year_hint, m2, d2, part.weekday_end, written, match.group(0))
+            if written is None and not isinstance(year_hint, DateRecorder):
                 part.year_assumed = year
             year1 = year - 1 if m1 > m2 else year
             part.day = _make_date(year1, m1, d1, match.group(0))
@@ -221,8 +256,9 @@ def _read_date(part: WhenPart, text: str, year_hint: dt.date | None) -> str:
                 raise ValidationFailed(f"The range '{whole}' ends before it starts.")
             return rest
         month, day = _month(groups["m1"]), _day_number(groups["d1"])
-        if year is None:
-            year = _infer_year(month, day, part.weekday, year_hint)
+        written = year
+        year = _year(year_hint, month, day, part.weekday, written, match.group(0))
+        if written is None and not isinstance(year_hint, DateRecorder):
             part.year_assumed = year
         part.day = _make_date(year, month, day, match.group(0))
         part.date_text = match.group(0).strip(" ,")
@@ -230,7 +266,7 @@ def _read_date(part: WhenPart, text: str, year_hint: dt.date | None) -> str:
     return text
 
 
-def _read_part(raw: str, year_hint: dt.date | None) -> WhenPart:
+def _read_part(raw: str, year_hint: YearRule) -> WhenPart:
     part = WhenPart(raw=raw.strip())
     rest = _read_date(part, part.raw, year_hint)
     time_match = _TIME.search(rest)
@@ -255,7 +291,7 @@ def _read_part(raw: str, year_hint: dt.date | None) -> WhenPart:
         if part.label:
             break
         word = match["label"]
-        if word.upper() in _LABEL_ZONES and (word.isupper() or word.upper() in {"AOE", "PACIFIC"}):
+        if tz.zone_for_label(word) and (word.isupper() or word.upper() in {"AOE", "PACIFIC"}):
             part.label = word
             continue
         if word.isupper() and 2 <= len(word) <= 5 and word.endswith("T"):
@@ -281,15 +317,6 @@ def _check_weekdays(part: WhenPart, warnings: list[str]) -> None:
             warnings.append(f"weekday mismatch: '{text}' is a {_weekday_name(day)} ({tz.render_date(day)})")
 
 
-def _label_offsets(zone: str, year: int) -> dict[str, dt.timedelta]:
-    """The abbreviations ``zone`` uses in ``year`` and their UTC offsets (winter, summer)."""
-    offsets = {}
-    for month in (1, 7):
-        instant = dt.datetime(year, month, 15, 12, tzinfo=dt.UTC)
-        offsets[tz.abbreviation(instant, zone).upper()] = tz.to_zone(instant, zone).utcoffset()
-    return offsets
-
-
 def _check_local(part: WhenPart, instant: dt.datetime, default_zone: str, warnings: list[str]) -> None:
     """Check a local part (label, hour, date) against the authoritative instant."""
     zone = part.zone or default_zone
@@ -305,12 +332,12 @@ def _check_local(part: WhenPart, instant: dt.datetime, default_zone: str, warnin
                 f"is {tz.render_in_zone(expected, 'UTC')}, not {shown_utc}"
             )
         return
-    if part.label and part.label.upper() not in _GENERIC_LABELS and part.label.upper() != actual_abbr.upper():
+    if part.label and part.label.upper() not in tz.GENERIC_LABELS and part.label.upper() != actual_abbr.upper():
         message = (
             f"wrong zone label '{part.label}': on {tz.render_date(actual_local.date())} {zone} observes "
             f"{actual_abbr} (UTC{tz.format_offset(actual_local.utcoffset())}), so {shown_utc} is {shown_actual}"
         )
-        literal = _label_offsets(zone, actual_local.year).get(part.label.upper())
+        literal = tz.label_offsets(zone, actual_local.year).get(part.label.upper())
         if literal is not None and part.time is not None and part.day is not None:
             read_literally = dt.datetime.combine(part.day, part.time, tzinfo=dt.timezone(literal))
             if read_literally != instant:
@@ -357,9 +384,13 @@ def _localize_labelled(part: WhenPart, zone: str) -> dt.datetime:
         raise
 
 
-def parse_when(text: str, *, zone: str, year_hint: dt.date | None = None) -> ParsedWhen:
+def parse_when(text: str, *, zone: str, year_hint: YearRule = None) -> ParsedWhen:
     """Read a schedule time text; ``zone`` is the release's zone (used for times with
-    no label and for checking labels that name no zone of their own)."""
+    no label and for checking labels that name no zone of their own).
+
+    A date written without its year takes it from ``year_hint``: a ``YearPlacement``
+    (the release's year, decided from all its dates), or a nearby date (the year that
+    keeps the date near it); with neither, it is an error."""
     zone = tz.normalize_zone_name(zone)
     cleaned, _ = clean_markdown(str(text or ""))
     if not cleaned:
@@ -369,11 +400,21 @@ def parse_when(text: str, *, zone: str, year_hint: dt.date | None = None) -> Par
     dated = [p for p in parts if p.day is not None]
     if not dated:
         raise ValidationFailed(f"Could not find a date in '{cleaned}'.", extra={"text": cleaned})
+    for part in parts:
+        # "17:00 UTC / 09:00 PDT Tuesday 13th December": one date written for both times.
+        if part.day is None and part.time is not None:
+            part.day = dated[0].day
+    dated = [p for p in parts if p.day is not None]
     result = ParsedWhen(text=cleaned)
     warnings = result.warnings
     for part in parts:
         if part.year_assumed is not None:
-            warnings.append(f"no year in '{part.date_text or part.raw}'; read as {part.year_assumed}")
+            if isinstance(year_hint, YearPlacement):
+                warnings.append(
+                    f"no year in '{part.date_text or part.raw}'; read as {tz.render_date(part.day)}: {year_hint.why}"
+                )
+            else:
+                warnings.append(f"no year in '{part.date_text or part.raw}'; read as {part.year_assumed}")
         _check_weekdays(part, warnings)
 
     utc_part = next((p for p in dated if p.is_utc and p.time is not None), None)
@@ -395,9 +436,26 @@ def parse_when(text: str, *, zone: str, year_hint: dt.date | None = None) -> Par
         else:
             result.at = _localize_labelled(first, part_zone)
         result.zone = part_zone
-        if first.label and first.label.upper() not in _GENERIC_LABELS:
-            actual = tz.abbreviation(result.at, part_zone)
-            if first.label.upper() != actual.upper():
+        if first.label:
+            probe = result.at if first.time is not None else tz.end_of_day_in_force(first.day, part_zone)
+            actual = tz.label_out_of_season(first.label, probe, part_zone)
+            if actual and first.time is None:
+                message = (
+                    f"wrong zone label '{first.label}': {part_zone} observes {actual} on "
+                    f"{tz.render_date(first.day)}; 'EOD {first.label}' is read as the end of that day there, "
+                    f"{tz.render(result.at, part_zone)}"
+                )
+                literal = tz.label_offsets(part_zone, first.day.year).get(first.label.upper())
+                if literal is not None:
+                    read_literally = dt.datetime.combine(
+                        first.day + dt.timedelta(days=1), dt.time(0), tzinfo=dt.timezone(literal)
+                    )
+                    message += (
+                        f"; read literally as UTC{tz.format_offset(literal)} it would be "
+                        f"{tz.render_in_zone(read_literally, 'UTC')}"
+                    )
+                warnings.append(message)
+            elif actual:
                 warnings.append(
                     f"wrong zone label '{first.label}': {part_zone} observes {actual} on "
                     f"{tz.render_date(first.day)}; read as the wall-clock time there, "
@@ -413,3 +471,177 @@ def parse_when(text: str, *, zone: str, year_hint: dt.date | None = None) -> Par
             if (part.day, part.day_end) != (first.day, first.day_end):
                 warnings.append(f"the parts disagree: '{first.raw}' and '{part.raw}' give different dates")
     return result
+
+
+# ------------------------------------------------------------- README tables
+
+MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+def month_of(text: str) -> int | None:
+    """``JAN``, ``Feb``, ``**March**`` -> 1, 2, 3; None when the text is not just a month."""
+    cleaned = clean_markdown(text)[0].strip(" .:").lower()
+    month = _month(cleaned) if re.fullmatch(r"[a-z]{3,9}", cleaned) else None
+    return month if month and MONTH_NAMES[month - 1].lower().startswith(cleaned) else None
+
+
+@dataclass
+class TableRow:
+    number: int  # 1-based among the table's data rows
+    line: int  # 1-based line in the file
+    cells: list[str]
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[TableRow]
+    line: int
+
+
+_MD_HEADER = re.compile(r"^\s*\|(?=.*\bwhat\b).*$", re.I | re.M)
+_MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_HTML_TABLE = re.compile(r"<table[^>]*>(.*?)</table>", re.I | re.S)
+_HTML_ROW = re.compile(r"<tr[^>]*>(.*?)</tr>", re.I | re.S)
+_HTML_CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.I | re.S)
+
+
+def _md_cells(line: str) -> list[str]:
+    text = line.strip()
+    text = text[1:] if text.startswith("|") else text
+    text = text[:-1] if text.endswith("|") else text
+    return [cell.strip() for cell in text.split("|")]
+
+
+def _is_timeline_header(cells: list[str]) -> bool:
+    names = [clean_markdown(c)[0].lower() for c in cells]
+    return "what" in names and ("when" in names or any(month_of(c) for c in cells))
+
+
+def read_timeline_table(text: str) -> Table | None:
+    """The first table whose header has a *What* column and a *When* column or month
+    columns (``| **What** | **Who** | **JAN** | **FEB** |``): markdown or HTML."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if not line.lstrip().startswith("|") or not re.search(r"\bwhat\b", line, re.I):
+            continue
+        header = _md_cells(line)
+        if not _is_timeline_header(header):
+            continue
+        rows: list[TableRow] = []
+        for number, row_line in enumerate(lines[index + 1 :], start=index + 2):
+            if not row_line.strip().startswith("|"):
+                break
+            if _MD_SEPARATOR.match(row_line):
+                continue
+            rows.append(TableRow(number=len(rows) + 1, line=number, cells=_md_cells(row_line)))
+        return Table(header=header, rows=rows, line=index + 1)
+    for table in _HTML_TABLE.finditer(text):
+        parsed: list[tuple[int, list[str]]] = []
+        for row in _HTML_ROW.finditer(table.group(1)):
+            line = text.count("\n", 0, table.start(1) + row.start()) + 1
+            parsed.append((line, [" ".join(c.split()) for c in _HTML_CELL.findall(row.group(1))]))
+        if parsed and _is_timeline_header(parsed[0][1]):
+            rows = [TableRow(number=n, line=line, cells=cells) for n, (line, cells) in enumerate(parsed[1:], start=1)]
+            return Table(header=parsed[0][1], rows=rows, line=parsed[0][0])
+    return None
+
+
+# A time written in a milestone's name: "(23:59 PDT)", "10:00am PDT", "(EOD PST)",
+# "(16:00 UTC)", "at 10:00 AM (PDT)". The label must be one the time module knows.
+_NAME_TIME = re.compile(
+    r"(?:\bat\s+)?\(?\s*(?P<when>(?:\bEOD\b|\bend of (?:the )?day\b|\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?)"
+    r"\s*\(?\s*(?P<label>[A-Za-z]{2,7})\)?)\s*\)?",
+    re.I,
+)
+
+
+def split_name_time(name: str) -> tuple[str, str]:
+    """("Begin Enhancements Freeze (23:59 PDT)") -> ("Begin Enhancements Freeze", "23:59 PDT")."""
+    for match in _NAME_TIME.finditer(name):
+        if not tz.zone_for_label(match["label"]):
+            continue
+        when = " ".join(match["when"].replace("(", " ").replace(")", " ").split())
+        rest = (name[: match.start()] + " " + name[match.end() :]).strip()
+        rest = re.sub(r"\(\s*\)", "", rest)
+        return " ".join(rest.split()).strip(" -:,"), when
+    return name, ""
+
+
+# ----------------------------------------------------------- README summary
+
+
+@dataclass
+class SummaryItem:
+    """One date of a README's summary: a bullet (``- **Tuesday, January 29**: Week 4 -
+    [Enhancements Freeze]``) or a bold date in the tl;dr prose of older READMEs."""
+
+    line: int
+    when: str
+    label: str
+
+
+_SUMMARY_HEADING = re.compile(r"^#{1,4}\s*(?:tl;dr|summary|major release cycle events)\b", re.I)
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_STRUCK = re.compile(r"~~.*?~~")
+
+
+def read_summary(text: str) -> list[SummaryItem]:
+    lines = text.splitlines()
+    items: list[SummaryItem] = []
+    in_section = False
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if in_section and re.match(r"[-*]\s+\*\*", stripped):
+            # A bullet may go on over indented lines.
+            for following in lines[number:]:
+                if not following.startswith((" ", "\t")) or re.match(r"\s*[-*]\s", following):
+                    break
+                stripped += " " + following.strip()
+        if stripped.startswith("#"):
+            in_section = bool(_SUMMARY_HEADING.match(stripped))
+            continue
+        if stripped.lower().startswith("**tl;dr**"):
+            items.extend(_prose_items(number, _STRUCK.sub("", stripped[len("**tl;dr**") :])))
+            continue
+        if in_section and re.match(r"[-*]\s+\*\*", stripped):
+            items.append(_bullet_item(number, _STRUCK.sub("", stripped[1:].strip())))
+    return [item for item in items if item.when]
+
+
+def _bullet_item(number: int, text: str) -> SummaryItem:
+    when_parts = []
+    position = 0
+    for match in _BOLD.finditer(text):
+        between = text[position : match.start()].strip()
+        if position and between not in {"/", ""}:
+            break
+        when_parts.append(match.group(1))
+        position = match.end()
+    when = " / ".join(re.sub(r"\(https?://[^)]*\)", "", clean_markdown(p)[0]).strip(" :") for p in when_parts)
+    label = clean_markdown(text[position:])[0]
+    label = re.sub(r"^[\s:\-\u2013\u2014]*(?:week\s*\d+\s*[\-\u2013\u2014:]+\s*)?", "", label, flags=re.I)
+    label, label_time = split_name_time(label)
+    if label_time and not re.search(r"\d{1,2}:\d{2}|\bEOD\b", when, re.I):
+        when = f"{when} {label_time}"
+    return SummaryItem(line=number, when=when, label=label)
+
+
+def _prose_items(number: int, text: str) -> list[SummaryItem]:
+    items = []
+    for sentence in re.split(r"(?<=[.!])\s+(?=[A-Z])", text):
+        head = ""
+        position = 0
+        for index, match in enumerate(_BOLD.finditer(sentence)):
+            before = clean_markdown(sentence[position : match.start()])[0].strip(" ,")
+            if index == 0:
+                head = before
+            label = before if index == 0 else f"{head} {before}"
+            when = clean_markdown(match.group(1))[0].strip(" ,")
+            if re.search(r"\d", when):
+                items.append(SummaryItem(line=number, when=when, label=label))
+            position = match.end()
+    return items
