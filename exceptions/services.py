@@ -164,7 +164,7 @@ def exception_request_submit(
     fields = _check_fields(fields)
     release = milestone.release
     now = tz.utc_now()
-    submitted_at = tz.to_utc(submitted_at) if submitted_at else now
+    submitted_at = tz.check_plausible(submitted_at, field="submitted_at") if submitted_at else now
     if submitted_at > now + dt.timedelta(minutes=5):
         raise ValidationFailed(
             "A request cannot be dated in the future.", extra={"submitted_at": tz.isoformat_utc(submitted_at)}
@@ -272,7 +272,7 @@ def exception_request_amend(
     _require_pending(request, "amended")
     if actor is not None and not (_is_requester(request, actor) or _can_decide(actor) or actor.is_staff):
         raise NotAllowed("Only the requester or the release team can amend this request.")
-    at = tz.to_utc(at) if at else tz.utc_now()
+    at = tz.check_plausible(at, field="at") if at else tz.utc_now()
     before = _revision_dict(request.current)
     revision = _write_revision(request, fields, actor=actor, at=at)
     request.days = fields.days
@@ -310,7 +310,7 @@ def exception_request_signoff(
         author_label=label,
         role=role,
         note=note,
-        at=tz.to_utc(at) if at else tz.utc_now(),
+        at=tz.check_plausible(at, field="at") if at else tz.utc_now(),
     )
     audit_record(
         action="exception.signoff", obj=request, actor=author, actor_label=label, after={"role": role, "note": note}
@@ -359,7 +359,9 @@ def exception_request_approve(
     _require_pending(request, "approved")
     _check_decider(request, actor)
     zone = tz.normalize_zone_name(granted_zone or request.release.zone)
-    granted_until = tz.to_utc(granted_until) if granted_until else default_granted_until(request)
+    granted_until = (
+        tz.check_plausible(granted_until, field="granted_until") if granted_until else default_granted_until(request)
+    )
     _check_grant(request, granted_until)
     decision = _decide(
         request,
@@ -389,7 +391,7 @@ def exception_request_reject(
 
 
 def _decide(request, *, actor, outcome, note, at, granted_until=None, granted_zone="") -> Decision:
-    at = tz.to_utc(at) if at else tz.utc_now()
+    at = tz.check_plausible(at, field="at") if at else tz.utc_now()
     try:
         with transaction.atomic():
             decision = Decision.objects.create(

@@ -67,7 +67,7 @@ def parse_wall_into(form: forms.Form, field: str, zone: str | None) -> None:
         form.add_error(field, "Give the zone this time is in.")
         return
     try:
-        form.cleaned_data[field] = tz.parse_wall_time(text, zone)
+        form.cleaned_data[field] = tz.parse_wall_time(text, zone, field=form.fields[field].label or field)
     except DomainError as exc:
         form.add_error(field, exc.message)
 

@@ -260,9 +260,9 @@ def parse_instant_input(value: str, *, zone: str, field: str) -> dt.datetime:
     A wall time in a DST gap or fold is refused naming both offsets (tz.parse_wall_time).
     """
     try:
-        return tz.parse_wall_time(value, zone)
+        return tz.parse_wall_time(value, zone, field=field)
     except DomainError as exc:
-        exc.extra = {"field": field, **exc.extra}
+        exc.extra = {**exc.extra, "field": field}
         raise
 
 

@@ -67,9 +67,14 @@ def _check_milestone(milestone: Milestone) -> None:
     if (milestone.at is None) == (milestone.on_date is None):
         raise ValidationFailed("A milestone has either a time (instant) or a date, not both and not neither.")
     if milestone.at is not None:
-        tz.ensure_aware(milestone.at)
+        milestone.at = tz.check_plausible(milestone.at, field="at")
         if milestone.ends_on is not None:
             raise ValidationFailed("A timed milestone's window ends at a time (ends_at), not a date.")
+    if milestone.ends_at is not None:
+        milestone.ends_at = tz.check_plausible(milestone.ends_at, field="ends_at")
+    for field in ("on_date", "ends_on"):
+        if getattr(milestone, field) is not None:
+            tz.check_plausible_date(getattr(milestone, field), field=field)
     if milestone.on_date is not None and milestone.ends_at is not None:
         raise ValidationFailed("A date-only milestone's window ends on a date (ends_on), not a time.")
     if milestone.ends_at is not None and milestone.ends_at <= milestone.at:

@@ -49,6 +49,16 @@ class AmbiguousTime(ValidationFailed):
     """A wall time inside a fall-back fold."""
 
 
+class ImplausibleInstant(ValidationFailed):
+    """A time outside the years a release calendar can mean (a typo, or an attack)."""
+
+
+# Every instant that enters the system lies in [EARLIEST, LATEST): far from the ends of
+# ``datetime`` (years 1 and 9999), where converting to a zone overflows.
+EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+
+
 # --------------------------------------------------------------------------- zones
 
 
@@ -178,6 +188,36 @@ def to_zone(instant: dt.datetime, zone: str) -> dt.datetime:
     return ensure_aware(instant).astimezone(get_zone(zone))
 
 
+def _implausible(field: str, shown: str) -> ImplausibleInstant:
+    return ImplausibleInstant(
+        f"The {field} {shown} is not a plausible date: use a date between {EARLIEST.year} and {LATEST.year - 1}.",
+        extra={"field": field, "value": shown},
+    )
+
+
+def check_plausible(instant: dt.datetime, *, field: str = "time") -> dt.datetime:
+    """``instant`` in UTC when it lies between 1970 and 2100; ImplausibleInstant otherwise.
+
+    The one range check for instants entering the system (API, admin, services, email
+    headers, imports): called before anything is saved.
+    """
+    instant = ensure_aware(instant)
+    try:
+        utc = instant.astimezone(UTC)
+    except OverflowError:
+        utc = None
+    if utc is None or not EARLIEST <= utc < LATEST:
+        raise _implausible(field, instant.isoformat())
+    return utc
+
+
+def check_plausible_date(day: dt.date, *, field: str = "date", shown: str = "") -> dt.date:
+    """A calendar date (or the date of a wall time) between 1970 and 2099, or ImplausibleInstant."""
+    if not EARLIEST.year <= day.year < LATEST.year:
+        raise _implausible(field, shown or day.isoformat())
+    return day
+
+
 def utc_now() -> dt.datetime:
     return dt.datetime.now(UTC)
 
@@ -225,17 +265,19 @@ _ISO_RE = re.compile(
 )
 
 
-def parse_wall_time(value: str | dt.datetime, zone: str) -> dt.datetime:
+def parse_wall_time(value: str | dt.datetime, zone: str, *, field: str = "time") -> dt.datetime:
     """Parse a wall time in ``zone`` into a UTC instant.
 
     ``value`` is ISO 8601 (``2024-07-26T19:00`` or ``2024-07-26 19:00``); with an
     explicit offset (``-07:00`` or ``Z``) the offset decides and gap/fold are no issue.
-    An aware datetime is taken as it is; a naive one is localized strictly.
+    An aware datetime is taken as it is; a naive one is localized strictly. Either way
+    the instant must be plausible (``check_plausible``); ``field`` names it in errors.
     """
     normalize_zone_name(zone)
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
-            return value.astimezone(UTC)
+            return check_plausible(value, field=field)
+        check_plausible_date(value.date(), field=field, shown=value.isoformat())
         return localize(value.replace(tzinfo=None), zone)
     if not isinstance(value, str):
         raise ValidationFailed("Expected a date and time as text.", extra={"value": repr(value)})
@@ -250,10 +292,11 @@ def parse_wall_time(value: str | dt.datetime, zone: str) -> dt.datetime:
         naive = dt.datetime.fromisoformat(f"{match['date']}T{match['time']}")
     except ValueError as exc:
         raise ValidationFailed(f"{value!r} is not a valid date and time: {exc}.", extra={"value": value}) from exc
+    check_plausible_date(naive.date(), field=field, shown=value.strip())
     offset = match["offset"]
     if offset:
         if offset in {"Z", "z"}:
-            return naive.replace(tzinfo=UTC)
+            return check_plausible(naive.replace(tzinfo=UTC), field=field)
         if ":" not in offset and len(offset) == 5:
             offset = f"{offset[:3]}:{offset[3:]}"
         elif len(offset) == 3:
@@ -262,7 +305,7 @@ def parse_wall_time(value: str | dt.datetime, zone: str) -> dt.datetime:
             aware = dt.datetime.fromisoformat(f"{naive.isoformat()}{offset}")
         except ValueError as exc:
             raise ValidationFailed(f"Bad UTC offset in {value!r}.", extra={"value": value}) from exc
-        return aware.astimezone(UTC)
+        return check_plausible(aware, field=field)
     return localize(naive, zone)
 
 
@@ -329,7 +372,10 @@ def deadline_day(instant: dt.datetime, zone: str) -> dt.date:
     A deadline at exactly 00:00 is "end of day" of the day before: end of Thursday
     19 June AoE is 2025-06-20 00:00 AoE, and its day is Thursday 19 June.
     """
-    return local_date(ensure_aware(instant) - dt.timedelta(microseconds=1), zone)
+    try:
+        return local_date(ensure_aware(instant) - dt.timedelta(microseconds=1), zone)
+    except OverflowError:
+        return to_utc(instant).date()
 
 
 # ---------------------------------------------------------------------- rendering
@@ -351,10 +397,24 @@ _MONTHS = (
 )  # fmt: skip
 
 
+def _seen_in(instant: dt.datetime, zone: str) -> tuple[dt.datetime, str, str]:
+    """(local time, abbreviation, zone) of ``instant`` in ``zone``.
+
+    A stored instant at the very ends of ``datetime`` (year 1 seen at UTC-12) cannot be
+    converted; it is shown in UTC instead of raising, so one odd row never takes a page
+    down. New instants cannot get there (``check_plausible``).
+    """
+    canonical = normalize_zone_name(zone)
+    try:
+        return to_zone(instant, canonical), abbreviation(instant, canonical), canonical
+    except OverflowError:
+        return to_utc(instant), "UTC", "UTC"
+
+
 def render_in_zone(instant: dt.datetime, zone: str) -> str:
     """``19:00 PDT Friday 26 July 2024``."""
-    local = to_zone(instant, zone)
-    return f"{_clock(local)} {abbreviation(instant, zone)} {_day(local)}"
+    local, label, _ = _seen_in(instant, zone)
+    return f"{_clock(local)} {label} {_day(local)}"
 
 
 def render(instant: dt.datetime, zone: str) -> str:
@@ -362,9 +422,11 @@ def render(instant: dt.datetime, zone: str) -> str:
 
     When the zone is UTC the parenthesis would repeat itself and is left out.
     """
-    if normalize_zone_name(zone) == "UTC":
-        return render_in_zone(instant, "UTC")
-    return f"{render_in_zone(instant, zone)} ({render_in_zone(instant, 'UTC')})"
+    local, label, shown_zone = _seen_in(instant, zone)
+    native = f"{_clock(local)} {label} {_day(local)}"
+    if shown_zone == "UTC":
+        return native
+    return f"{native} ({render_in_zone(instant, 'UTC')})"
 
 
 def render_date(day: dt.date) -> str:
@@ -399,13 +461,12 @@ class LocalTime:
 
 
 def local_time(instant: dt.datetime, zone: str) -> LocalTime:
-    canonical = normalize_zone_name(zone)
-    local = to_zone(instant, canonical)
+    local, label, shown_zone = _seen_in(instant, zone)
     return LocalTime(
         datetime=local.isoformat(),
-        timezone=canonical,
-        abbreviation=abbreviation(instant, canonical),
-        display=render(instant, canonical),
+        timezone=shown_zone,
+        abbreviation=label,
+        display=render(instant, shown_zone),
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from releasecal import tz
+from slack_integration import mrkdwn
 
 
 @dataclass(frozen=True)
@@ -173,26 +174,19 @@ def render_email(message: Message) -> tuple[str, str]:
     return message.headline, "\n\n".join(parts) + "\n"
 
 
-def _mrkdwn(text: str) -> str:
-    """Slack's three escapes; everything else is literal text."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def render_slack(message: Message) -> dict:
-    """Block Kit payload (with ``text`` as the notification fallback)."""
+    """Block Kit payload (with ``text`` as the notification fallback). Every piece of the
+    message is text, escaped by ``slack_integration.mrkdwn``; the link is ours."""
     blocks: list[dict] = []
     if message.late_note:
-        blocks.append(
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": f":warning: {_mrkdwn(message.late_note)}"}]}
-        )
-    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"*{_mrkdwn(message.headline)}*"}})
-    body = [message.deadline_sentence, *message.lines]
-    body = [_mrkdwn(line) for line in body if line]
+        blocks.append(mrkdwn.context(f":warning: {mrkdwn.escape(message.late_note)}"))
+    blocks.append(mrkdwn.section(f"*{mrkdwn.escape(message.headline)}*"))
+    body = [mrkdwn.escape(line) for line in (message.deadline_sentence, *message.lines) if line]
     if message.link:
-        body.append(f"<{message.link}|{_mrkdwn(message.link_label or message.link)}>")
+        body.append(mrkdwn.link(message.link, message.link_label or message.link))
     if body:
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(body)}})
+        blocks.append(mrkdwn.section("\n".join(body)))
     if message.footer:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _mrkdwn(message.footer)}]})
+        blocks.append(mrkdwn.context(mrkdwn.escape(message.footer)))
     fallback = message.headline + (f" — {message.deadline_sentence}" if message.deadline_sentence else "")
-    return {"text": fallback, "blocks": blocks}
+    return {"text": mrkdwn.fallback(fallback), "blocks": blocks}

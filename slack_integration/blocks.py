@@ -5,26 +5,10 @@ from __future__ import annotations
 from exceptions.models import ExceptionRequest
 from exceptions.services import default_granted_until
 from releasecal import tz
+from slack_integration.mrkdwn import context, escape, fallback, header, section
 
 APPROVE_ACTION = "exception_approve"
 REJECT_ACTION = "exception_reject"
-_MAX_TEXT = 2900  # Slack refuses section text over 3000 characters
-
-
-def clip(text: str, limit: int = _MAX_TEXT) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def section(text: str) -> dict:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text)}}
-
-
-def context(text: str) -> dict:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text)}]}
-
-
-def header(text: str) -> dict:
-    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, 150)}}
 
 
 def request_title(request: ExceptionRequest) -> str:
@@ -35,15 +19,15 @@ def decision_sentence(request: ExceptionRequest) -> str:
     """What was decided, with the new deadline rendered by the time module."""
     decision = getattr(request, "decision", None)
     if request.state == ExceptionRequest.State.APPROVED and decision is not None:
-        who = decision.decided_by.get_username() if decision.decided_by else "the release team"
+        who = escape(decision.decided_by.get_username()) if decision.decided_by else "the release team"
         return (
             f":white_check_mark: *Approved* by {who}. KEP-{request.enhancement.number} may land until "
             f"{tz.render(decision.granted_until, decision.granted_zone)}."
         )
     if request.state == ExceptionRequest.State.REJECTED and decision is not None:
-        who = decision.decided_by.get_username() if decision.decided_by else "the release team"
+        who = escape(decision.decided_by.get_username()) if decision.decided_by else "the release team"
         return (
-            f":x: *Rejected* by {who}. The {request.milestone.title} deadline stays "
+            f":x: *Rejected* by {who}. The {escape(request.milestone.title)} deadline stays "
             f"{tz.render(request.milestone.deadline, request.milestone.zone)}."
         )
     if request.state == ExceptionRequest.State.WITHDRAWN:
@@ -56,16 +40,16 @@ def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
     milestone = request.milestone
     revision = request.current
     lines = [
-        f"*Milestone:* {milestone.title}, {tz.render(milestone.deadline, milestone.zone)}",
+        f"*Milestone:* {escape(milestone.title)}, {tz.render(milestone.deadline, milestone.zone)}",
         f"*Days requested:* {request.days}"
-        + (f" (until {revision.until_text})" if revision is not None and revision.until_text else ""),
-        f"*Requested by:* {request.requester_label} on {tz.render(request.submitted_at, request.release.zone)}",
+        + (f" (until {escape(revision.until_text)})" if revision is not None and revision.until_text else ""),
+        f"*Requested by:* {escape(request.requester_label)} on {tz.render(request.submitted_at, request.release.zone)}",
     ]
     blocks = [header(request_title(request)), section("\n".join(lines))]
     if revision is not None and revision.reason:
-        blocks.append(section(f"*Why it is critical:* {revision.reason}"))
+        blocks.append(section(f"*Why it is critical:* {escape(revision.reason)}"))
     for warning in request.warnings:
-        blocks.append(context(f":warning: {warning}"))
+        blocks.append(context(f":warning: {escape(warning)}"))
     if request.state == ExceptionRequest.State.PENDING:
         grant = default_granted_until(request)
         blocks.append(context(f"Approving grants until {tz.render(grant, request.release.zone)}."))
@@ -93,7 +77,7 @@ def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
         )
     else:
         blocks.append(section(decision_sentence(request)))
-    text = request_title(request)
+    text = fallback(request_title(request))
     if request.state != ExceptionRequest.State.PENDING:
         text += f" ({request.state})"
     return text, blocks

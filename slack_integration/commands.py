@@ -18,8 +18,8 @@ from releasecal.api import deadlines_next
 from releasecal.errors import DomainError
 from releasecal.models import Enhancement, MilestoneKind, Release, Tracking
 from slack_integration import services
-from slack_integration.blocks import clip, context, header, section
 from slack_integration.models import SlackIdentity
+from slack_integration.mrkdwn import MAX_BLOCKS, clip, context, escape, header, section
 from slack_integration.signature import slack_signed
 
 HELP = "\n".join(
@@ -38,19 +38,21 @@ MAX_ROWS = 20
 
 
 def reply(text: str, blocks: list[dict] | None = None) -> dict:
-    return {"response_type": "ephemeral", "text": clip(text, 3000), "blocks": (blocks or [section(text)])[:50]}
+    """An ephemeral answer. ``text`` is mrkdwn in which every value from outside our
+    code has gone through ``escape``."""
+    return {"response_type": "ephemeral", "text": clip(text), "blocks": (blocks or [section(text)])[:MAX_BLOCKS]}
 
 
 def _when(instant, zone: str, viewer: str | None) -> str:
     text = tz.render(instant, zone)
     if viewer and tz.normalize_zone_name(viewer) not in {tz.normalize_zone_name(zone), "UTC"}:
-        text += f"\n      _your time: {tz.render_in_zone(instant, viewer)}_"
+        text += f"\n      _your time: {escape(tz.render_in_zone(instant, viewer))}_"
     return text
 
 
 def _milestone_when(milestone, viewer: str | None) -> str:
     if milestone.is_all_day:
-        return milestone.display() + " (all day)"
+        return escape(milestone.display()) + " (all day)"
     return _when(milestone.at, milestone.zone, viewer)
 
 
@@ -65,25 +67,28 @@ def cmd_next(args: list[str], identity: SlackIdentity | None) -> dict:
         return reply("No active release.")
     kind = "-".join(args).lower() if args else ""
     if kind and not MilestoneKind.objects.filter(slug=kind).exists():
-        kinds = ", ".join(f"`{k}`" for k in MilestoneKind.objects.values_list("slug", flat=True))
-        return reply(f"No milestone kind `{kind}`. Known kinds: {kinds}.")
+        kinds = ", ".join(f"`{escape(k)}`" for k in MilestoneKind.objects.values_list("slug", flat=True))
+        return reply(f"No milestone kind `{escape(kind)}`. Known kinds: {kinds}.")
     rows = deadlines_next(releases=releases, enhancements=None, now=tz.utc_now(), limit=200)
     if kind:
         rows = [row for row in rows if row.milestone.kind.slug == kind]
     rows = rows[: 1 if kind else 5]
     if not rows:
-        return reply(f"No upcoming {kind or 'deadline'} in the active releases.")
+        return reply(f"No upcoming {escape(kind or 'deadline')} in the active releases.")
     lines = [
-        f"*{row.milestone.title}* ({row.milestone.release.slug}): {_milestone_when(row.milestone, viewer)}"
+        f"*{escape(row.milestone.title)}* ({escape(row.milestone.release.slug)}): "
+        f"{_milestone_when(row.milestone, viewer)}"
         for row in rows
     ]
     title = f"Next {kind}" if kind else "Next deadlines"
-    return reply(f"{title}\n" + "\n".join(lines), [header(title), section("\n".join(lines)), _zone_hint(identity)])
+    return reply(
+        f"{escape(title)}\n" + "\n".join(lines), [header(title), section("\n".join(lines)), _zone_hint(identity)]
+    )
 
 
 def _zone_hint(identity: SlackIdentity | None) -> dict:
     if identity and identity.zone:
-        return context(f"Also shown in your zone, {identity.zone}. Change it with `/relcal tz <zone>`.")
+        return context(f"Also shown in your zone, {escape(identity.zone)}. Change it with `/relcal tz &lt;zone&gt;`.")
     return context("Tip: `/relcal tz Europe/Berlin` also shows every time in your zone.")
 
 
@@ -101,8 +106,8 @@ def cmd_kep(args: list[str], identity: SlackIdentity | None) -> dict:
     if enhancement is None:
         return reply(f"No KEP {number} is known.")
     tracked = list(Tracking.objects.filter(enhancement=enhancement).select_related("release"))
-    lines = [f"SIG {enhancement.owning_sig}"] + [
-        f"{t.release.slug}: {t.get_stage_display().lower()}, {t.get_status_display().lower()}" for t in tracked
+    lines = [f"SIG {escape(enhancement.owning_sig)}"] + [
+        f"{escape(t.release.slug)}: {t.get_stage_display().lower()}, {t.get_status_display().lower()}" for t in tracked
     ]
     blocks = [header(f"KEP-{number}: {enhancement.title}"), section("\n".join(lines))]
     releases = [t.release for t in tracked if t.release.status != Release.Status.RELEASED]
@@ -112,7 +117,9 @@ def cmd_kep(args: list[str], identity: SlackIdentity | None) -> dict:
         for row in rows:
             when = _when(row.instant, row.zone, viewer) if row.is_extension else _milestone_when(row.milestone, viewer)
             suffix = f" _(extended by exception #{row.exception_id})_" if row.is_extension else ""
-            deadline_lines.append(f"*{row.milestone.title}* ({row.milestone.release.slug}): {when}{suffix}")
+            deadline_lines.append(
+                f"*{escape(row.milestone.title)}* ({escape(row.milestone.release.slug)}): {when}{suffix}"
+            )
         blocks.append(section("*Next deadlines*\n" + "\n".join(deadline_lines)))
     requests = list(
         ExceptionRequest.objects.filter(enhancement=enhancement)
@@ -124,11 +131,14 @@ def cmd_kep(args: list[str], identity: SlackIdentity | None) -> dict:
         blocks.append(section("*Exception requests*\n" + "\n".join(request_lines)))
     else:
         blocks.append(context("No exception requests."))
-    return reply(f"KEP-{number}: {enhancement.title}", blocks)
+    return reply(f"KEP-{number}: {escape(enhancement.title)}", blocks)
 
 
 def _request_line(request: ExceptionRequest, viewer: str | None) -> str:
-    line = f"#{request.pk} {request.milestone.title} ({request.release.slug}), {request.days} days: *{request.state}*"
+    line = (
+        f"#{request.pk} {escape(request.milestone.title)} ({escape(request.release.slug)}), "
+        f"{request.days} days: *{request.state}*"
+    )
     decision = getattr(request, "decision", None)
     if request.state == ExceptionRequest.State.APPROVED and decision is not None:
         line += f" until {_when(decision.granted_until, decision.granted_zone, viewer)}"
@@ -138,19 +148,20 @@ def _request_line(request: ExceptionRequest, viewer: str | None) -> str:
 def cmd_release(args: list[str], identity: SlackIdentity | None) -> dict:
     viewer = identity.zone if identity else None
     if not args:
-        slugs = ", ".join(f"`{r.slug}`" for r in selectors.release_list_active()) or "none"
+        slugs = ", ".join(f"`{escape(r.slug)}`" for r in selectors.release_list_active()) or "none"
         return reply(f"Usage: `/relcal release 1.31`. Active releases: {slugs}.")
     release = Release.objects.filter(slug=args[0]).first()
     if release is None:
-        return reply(f"No release `{args[0]}`.")
+        return reply(f"No release `{escape(args[0])}`.")
     now = tz.utc_now()
     lines = []
     for milestone in selectors.milestone_list(release=release):
-        line = f"*{milestone.title}*: {_milestone_when(milestone, viewer)}"
+        title = escape(milestone.title)
+        line = f"*{title}*: {_milestone_when(milestone, viewer)}"
         if milestone.cancelled:
-            line = f"~{milestone.title}~ (cancelled)"
+            line = f"~{title}~ (cancelled)"
         elif milestone.deadline < now:
-            line = f"{milestone.title}: {_milestone_when(milestone, None)} (passed)"
+            line = f"{title}: {_milestone_when(milestone, None)} (passed)"
         lines.append(line)
     chunks, current = [], ""
     for line in lines:  # Slack sections hold 3000 characters
@@ -162,7 +173,7 @@ def cmd_release(args: list[str], identity: SlackIdentity | None) -> dict:
     blocks = [header(f"{release.name} ({release.get_status_display().lower()}, {release.zone})")]
     blocks += [section(chunk) for chunk in chunks[:45]]
     blocks.append(_zone_hint(identity))
-    return reply(f"{release.name} schedule", blocks)
+    return reply(f"{escape(release.name)} schedule", blocks)
 
 
 def cmd_exceptions(args: list[str], identity: SlackIdentity | None) -> dict:
@@ -177,8 +188,9 @@ def cmd_exceptions(args: list[str], identity: SlackIdentity | None) -> dict:
         return reply("No exception request is waiting for a decision.")
     viewer = identity.zone if identity else None
     lines = [
-        f"#{r.pk} KEP-{r.enhancement.number} {r.enhancement.title}: {r.milestone.title} ({r.release.slug}), "
-        f"{r.days} days, by {r.requester_label}, sent {_when(r.submitted_at, r.release.zone, viewer)}"
+        f"#{r.pk} KEP-{r.enhancement.number} {escape(r.enhancement.title)}: {escape(r.milestone.title)} "
+        f"({escape(r.release.slug)}), {r.days} days, by {escape(r.requester_label)}, "
+        f"sent {_when(r.submitted_at, r.release.zone, viewer)}"
         for r in pending
     ]
     return reply("Pending exception requests", [header("Pending exception requests"), section("\n".join(lines))])
@@ -186,13 +198,14 @@ def cmd_exceptions(args: list[str], identity: SlackIdentity | None) -> dict:
 
 def cmd_tz(args: list[str], identity: SlackIdentity | None, *, slack_user_id: str, team_id: str) -> dict:
     if not args:
-        current = identity.zone if identity and identity.zone else "not set"
+        current = escape(identity.zone) if identity and identity.zone else "not set"
         return reply(f"Your zone: {current}. Set it with `/relcal tz Europe/Berlin`.")
     try:
         saved = services.slack_identity_set_zone(slack_user_id=slack_user_id, team_id=team_id, zone=" ".join(args))
     except DomainError as exc:
-        return reply(exc.message)
-    return reply(f"Saved: times are also shown in {saved.zone} (now {tz.render_in_zone(tz.utc_now(), saved.zone)}).")
+        return reply(escape(exc.message))
+    now = escape(tz.render_in_zone(tz.utc_now(), saved.zone))
+    return reply(f"Saved: times are also shown in {escape(saved.zone)} (now {now}).")
 
 
 COMMANDS = {
@@ -213,7 +226,7 @@ def relcal(text: str, *, slack_user_id: str, team_id: str = "") -> dict:
         return cmd_tz(args, identity, slack_user_id=slack_user_id, team_id=team_id)
     command = COMMANDS.get(name)
     if command is None:
-        return reply(f"Unknown subcommand `{clip(name, 40)}`.\n\n{HELP}")
+        return reply(f"Unknown subcommand `{clip(escape(name), 40)}`.\n\n{HELP}")
     return command(args, identity)
 
 

@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from exceptions.models import ExceptionRequest
 from releasecal import tz
-from slack_integration import blocks
+from slack_integration import blocks, mrkdwn
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
 
 logger = logging.getLogger(__name__)
@@ -101,12 +101,19 @@ def slack_update_exception_messages(*, request_id: int) -> int:
 
 
 def slack_post_ephemeral(*, channel: str, user: str, text: str) -> None:
-    """Tell one Slack user something only they see (e.g. why they cannot decide)."""
+    """Tell one Slack user something only they see (e.g. why they cannot decide).
+    ``text`` is plain text: it is escaped here."""
     client = slack_client()
     if client is None or not channel or not user:
         return
     try:
-        _call(client.chat_postEphemeral, channel=channel, user=user, text=text, blocks=[blocks.section(text)])
+        _call(
+            client.chat_postEphemeral,
+            channel=channel,
+            user=user,
+            text=mrkdwn.fallback(text),
+            blocks=[mrkdwn.section(mrkdwn.escape(text))],
+        )
     except (SlackApiError, SlackTransientError) as exc:
         logger.warning("Could not tell %s in %s: %s", user, channel, exc)
 

@@ -17,6 +17,8 @@ from releasecal.services import (
     milestone_kinds_ensure,
     tracking_set,
 )
+from reminders.fake_slack import FakeSlack
+from tests.slack_support import SIGNING_SECRET
 
 
 @pytest.fixture
@@ -95,3 +97,25 @@ def pending_request(kep, code_freeze, requester):
         fields=RequestFields(days=2, enhancement_name=kep.title, stage="beta", sig="node"),
         submitted_at=code_freeze.deadline + dt.timedelta(hours=1),
     )  # fmt: skip
+
+
+@pytest.fixture
+def fake_slack(settings):
+    """A fake Slack Web API on 127.0.0.1, wired into the settings of one test."""
+    with FakeSlack(ts="1721780000.000100") as fake:
+        settings.SLACK_SIGNING_SECRET = SIGNING_SECRET
+        settings.SLACK_BOT_TOKEN = "xoxb-test"
+        settings.SLACK_API_URL = fake.api_url
+        settings.SLACK_RELEASE_TEAM_CHANNEL = "C0RELEASE"
+        yield fake
+
+
+@pytest.fixture
+def eager_celery():
+    """Run queued tasks inline (only inside these tests)."""
+    from releasecal.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield app
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved

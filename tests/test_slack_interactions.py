@@ -10,31 +10,9 @@ from django.contrib.auth.models import User
 
 from exceptions.models import ExceptionRequest
 from exceptions.services import RequestFields, exception_request_submit
-from reminders.fake_slack import FakeSlack
 from slack_integration import tasks
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
-from tests.slack_support import SIGNING_SECRET, post_signed
-
-
-@pytest.fixture
-def fake_slack(settings):
-    with FakeSlack(ts="1721780000.000100") as fake:
-        settings.SLACK_SIGNING_SECRET = SIGNING_SECRET
-        settings.SLACK_BOT_TOKEN = "xoxb-test"
-        settings.SLACK_API_URL = fake.api_url
-        settings.SLACK_RELEASE_TEAM_CHANNEL = "C0RELEASE"
-        yield fake
-
-
-@pytest.fixture
-def eager_celery():
-    """Run queued tasks inline (only inside these tests)."""
-    from releasecal.celery import app
-
-    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
-    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
-    yield app
-    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+from tests.slack_support import post_signed
 
 
 @pytest.fixture

@@ -71,7 +71,10 @@ def parse_received_at(value: str) -> dt.datetime:
             )
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         raise CommandError(f"--received-at {value!r} has no UTC offset; add one, e.g. '+00:00' or 'Z'.")
-    return tz.to_utc(parsed)
+    try:
+        return tz.check_plausible(parsed, field="--received-at")
+    except tz.ImplausibleInstant as exc:
+        raise CommandError(exc.message) from None
 
 
 def _describe(milestone: Milestone) -> str:
