@@ -53,7 +53,7 @@ from releasecal.services import milestone_save
 # "Brace Yourself, Code Freeze is Coming") name a freeze without being one.
 _KIND_RULES: list[tuple[str, str]] = [
     (r"\bexceptions?\b|brace yourself|is coming|\bcall for\b", "other"),
-    (r"end of code freeze|code thaw|^thaw$", "other"),
+    (r"end of code freeze|lifting code freeze|code thaw|^thaw$", "other"),
     (r"production readiness freeze|\bprr freeze", "prr-freeze"),
     (r"enhancements? freeze|^\W*feature freeze\W", "enhancements-freeze"),
     (r"feature blogs? freeze", "feature-blog-freeze"),
@@ -317,7 +317,7 @@ def _place_year(
             year = max(set(written), key=written.count)
             place = YearPlacement(year, first_month, "")
             agree = len(with_weekday) - _weekday_misses(with_weekday, place)
-            why = f"{source} give the year" + (
+            why = f"{source} give{'s' if source.endswith('summary') else ''} the year" + (
                 f", and {agree} of {len(with_weekday)} weekdays written agree" if with_weekday else ""
             )
             return YearPlacement(year, first_month, why)
@@ -367,6 +367,17 @@ def _place_year(
         f"{source}, and only {year} fits the {len(with_weekday)} weekdays written"
         + (f" ({misses} of them wrong)" if misses else ""),
     )
+
+
+def _row_ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 7, 9, 10] -> "1-3, 7, 9-10"."""
+    ranges: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if ranges and n == ranges[-1][1] + 1:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    return ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in ranges)
 
 
 def _k8s_rows(
@@ -429,6 +440,7 @@ def _k8s_rows(
         return spec
     seen: dict[str, int] = {}
     parsed_rows = []
+    yearless: list[tuple[int, str, str]] = []
     for number, row, title, title_link, written, when, _name_time in prepared:
         if title in seen:
             # Titles identify milestones on re-import; a repeated one gets its date added.
@@ -450,7 +462,9 @@ def _k8s_rows(
         except ValidationFailed as exc:
             errors.append(f"{slug} row {number} '{title}': {exc.message}")
             continue
-        row_warnings = list(parsed.warnings)
+        row_warnings = [w for w in parsed.warnings if not w.startswith("no year in")]
+        if len(row_warnings) < len(parsed.warnings):
+            yearless.append((number, title, next(w for w in parsed.warnings if w.startswith("no year in"))))
         row_warnings += _check_against_source(row, parsed)
         warnings.extend(ImportWarning(slug, number, title, w) for w in row_warnings)
         who = clean_markdown(as_text(row.get(who_key)))[0]
@@ -473,6 +487,23 @@ def _k8s_rows(
         )
         spec.milestones.append(milestone)
         parsed_rows.append((milestone, parsed))
+    if yearless and place is not None:
+        # One decision places every date without a year: one warning, on the first such row.
+        number, title, example = yearless[0]
+        years = (
+            f"{place.year}"
+            if all(m.on_date is None or m.on_date.year == place.year for m in spec.milestones)
+            else (f"{place.year} (months before {MONTH_NAMES[place.first_month - 1]} in {place.year + 1})")
+        )
+        warnings.append(
+            ImportWarning(
+                slug,
+                number,
+                title,
+                f"no year written in {len(yearless)} date(s) (rows {_row_ranges([n for n, _t, _w in yearless])}), "
+                f"e.g. {example.removeprefix('no year in ')}; all placed in {years}",
+            )
+        )
     if summary and not errors:
         _cross_check_summary(slug, summary, parsed_rows, release_zone, place, warnings)
     return spec
@@ -493,20 +524,43 @@ _TOPICS: list[tuple[str, str, str]] = [
     ("docs", r"docs? (?:must be completed|freeze|complete)", r"docs? (?:complete|freeze)"),
     ("retrospective", r"retrospective", r"retrospective"),
     ("kubecon", r"kubecon", r"kubecon"),
+    ("release candidate", r"\brc\b|release candidate", r"-rc\.\d"),
 ]
 
 
-def _summary_row(slug: str, label: str, parsed_rows):
+_ANNOUNCEMENT = re.compile(r"\bexceptions?\b|\bcall for\b|brace yourself|is coming", re.I)
+
+
+def _agrees(said, parsed) -> bool:
+    if said.at is not None and parsed.at is not None:
+        return said.at == parsed.at
+    return _day_of(said) == _day_of(parsed)
+
+
+def _summary_row(slug: str, label: str, said, parsed_rows):
+    """The topic of a summary item and the table row it names: among the rows of that
+    topic, the one that agrees with it, else the one sharing most of its words."""
     text = label.lower()
     for topic, label_pattern, title_pattern in _TOPICS:
         if not re.search(label_pattern, text):
             continue
         pattern = title_pattern.replace("{v}", re.escape(slug))
-        candidates = [(m, p) for m, p in parsed_rows if re.search(pattern, m.title.lower())]
+        candidates = [
+            (m, p) for m, p in parsed_rows if re.search(pattern, m.title.lower()) and not _ANNOUNCEMENT.search(m.title)
+        ]
         part = re.search(r"part\s*(\d)", text)
         if topic == "retrospective" and part:
             candidates = [(m, p) for m, p in candidates if re.search(rf"part\s*{part.group(1)}\b", m.title.lower())]
-        return topic, (candidates[0] if candidates else None)
+        if not candidates and topic == "docs":
+            candidates = [(m, p) for m, p in parsed_rows if re.search(r"\bdocs?\b", m.title.lower())]
+        if not candidates:
+            return topic, None
+        words = set(re.findall(r"[a-z]{3,}", text))
+        scores = [
+            (said is not None and _agrees(said, p), len(words & set(re.findall(r"[a-z]{3,}", m.title.lower()))))
+            for m, p in candidates
+        ]
+        return topic, candidates[scores.index(max(scores))]
     return None, None
 
 
@@ -520,18 +574,24 @@ def _cross_check_summary(slug, summary, parsed_rows, zone, place, warnings) -> N
     """Each dated summary item is read like a row and compared with the table row it
     names; the table is what is imported, every disagreement is a warning naming both."""
     for item in summary:
-        topic, match = _summary_row(slug, item.label, parsed_rows)
-        if topic is None:
-            continue
         quoted = f"summary (line {item.line}) '{item.label}: {item.when}'"
         try:
             said = parse_when(item.when, zone=zone, year_hint=place)
         except ValidationFailed as exc:
-            warnings.append(ImportWarning(slug, 0, item.label, f"{quoted} cannot be read: {exc.message}"))
+            said = None
+            problem = exc.message
+        topic, match = _summary_row(slug, item.label, said, parsed_rows)
+        if topic is None:
+            continue
+        if said is None:
+            if re.search(r"\d", item.when):
+                warnings.append(ImportWarning(slug, 0, item.label, f"{quoted} cannot be read: {problem}"))
             continue
         row, title = (match[0].row, match[0].title) if match else (0, item.label)
+        same_text = match is not None and said.text == match[1].text
         for message in said.warnings:
-            if not message.startswith("no year"):
+            # The same text as its row's says the same wrong thing: reported once, on the row.
+            if not message.startswith("no year") and not same_text:
                 warnings.append(ImportWarning(slug, row, title, f"{quoted}: {message}"))
         if match is None:
             warnings.append(ImportWarning(slug, 0, item.label, f"{quoted} names no row of the timeline table"))

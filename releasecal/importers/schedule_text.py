@@ -53,11 +53,11 @@ _Y = _g("y", r"\d{4}") + r"?(?!\d)"
 _ISO_DATE = _g("iso", r"\d{4}-\d{2}-\d{2}")
 _DATE_PATTERNS = [
     # ranges first, so "Monday 6th - Thursday 9th November 2023" is one window
-    re.compile(rf"(?:{_WD1}\s+)?{_D1}(?:\s+{_M1})?{_DASH}(?:{_WD2}\s+)?{_D2}\s+{_M2}\s*,?\s*{_Y}", re.I),
-    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}{_DASH}(?:{_WD2}\s+)?(?:{_M2}\s+)?{_D2}\s*,?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_D1}(?:\s+{_M1})?{_DASH}(?:{_WD2}\s+)?{_D2}\s+{_M2}\s*[,.]?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}{_DASH}(?:{_WD2}\s+)?(?:{_M2}\s+)?{_D2}\s*[,.]?\s*{_Y}", re.I),
     # single days: "Friday 14th June 2024", "Tuesday 14th November2023", "Mon August 23, 2021"
-    re.compile(rf"(?:{_WD1}\s+)?{_D1}\s+{_M1}\s*,?\s*{_Y}", re.I),
-    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}\b\s*,?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_D1}\s+{_M1}\s*[,.]?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}\b\s*[,.]?\s*{_Y}", re.I),
     re.compile(rf"(?:{_WD1}\s+)?{_ISO_DATE}", re.I),
 ]
 _TIME = re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap])\.?m\.?)?(?![\d:])", re.I)
@@ -76,6 +76,7 @@ def clean_markdown(text: str) -> tuple[str, str]:
     text = _MD_LINK.sub(r"\1", text)
     text = _MD_REF.sub(r"\1", text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
+    text = re.sub(r"\[[^\]]*$", "", text)  # "[Enhancements Freeze][Enhancements Freeze": an unclosed reference
     return " ".join(text.split()), link
 
 
@@ -567,7 +568,8 @@ def split_name_time(name: str) -> tuple[str, str]:
         when = " ".join(match["when"].replace("(", " ").replace(")", " ").split())
         rest = (name[: match.start()] + " " + name[match.end() :]).strip()
         rest = re.sub(r"\(\s*\)", "", rest)
-        return " ".join(rest.split()).strip(" -:,"), when
+        rest = re.sub(r"\s+([:,])", r"\1", " ".join(rest.split()))
+        return rest.strip(" -:,"), when
     return name, ""
 
 
@@ -639,7 +641,7 @@ def _prose_items(number: int, text: str) -> list[SummaryItem]:
             before = clean_markdown(sentence[position : match.start()])[0].strip(" ,")
             if index == 0:
                 head = before
-            label = before if index == 0 else f"{head} {before}"
+            label = before if index == 0 else f"{head} \u2026 {before}"
             when = clean_markdown(match.group(1))[0].strip(" ,")
             if re.search(r"\d", when):
                 items.append(SummaryItem(line=number, when=when, label=label))
