@@ -16,6 +16,7 @@ class ImportFailed(ValidationFailed):
 
     def __init__(self, message: str, *, errors: list[str] | None = None):
         self.errors = errors or []
+        self.head = message
         full = message if not self.errors else message + "\n" + "\n".join(f"  - {e}" for e in self.errors)
         super().__init__(full, extra={"errors": self.errors})
 

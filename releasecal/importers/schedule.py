@@ -120,7 +120,32 @@ class ImportWarning:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.release} row {self.row} '{self.title}': {self.message}"
+        where = f"row {self.row}" if self.row else "summary"
+        return f"{self.release} {where} '{self.title}': {self.message}"
+
+    @property
+    def kind(self) -> str:
+        """What kind of inconsistency this is (for counting): the first matching rule."""
+        for pattern, kind in _WARNING_KINDS:
+            if re.search(pattern, self.message):
+                return kind
+        return "other"
+
+
+_WARNING_KINDS = [
+    (r"^summary and table disagree", "summary-vs-table"),
+    (r"^summary \(line \d+\)", "summary-text"),
+    (r"^no year written", "year-placed"),
+    (r"^wrong zone label '[^']+': .*'EOD", "eod-label-season"),
+    (r"^wrong zone label", "label-season"),
+    (r"^weekday mismatch", "weekday"),
+    (r"^(?:local hour|local date and time|local/UTC) mismatch", "local-vs-utc"),
+    (r"is not a date yet", "undated"),
+    (r"struck-out|tentative|^no month in", "table-note"),
+    (r"cells|split over two lines", "table-shape"),
+    (r"^the file's|^the file gives|^the source contradicts", "source-note"),
+    (r"^the parts disagree", "parts-disagree"),
+]
 
 
 @dataclass
@@ -128,6 +153,25 @@ class ParsedSchedule:
     format: str
     releases: list[ReleaseSpec]
     warnings: list[ImportWarning]
+
+
+@dataclass
+class ReleaseCounts:
+    source: str
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    warnings: int = 0
+    undated: list[str] = field(default_factory=list)
+
+    def line(self, slug: str) -> str:
+        text = (
+            f"  {slug} ({self.source}): {self.created + self.updated + self.unchanged} milestones: "
+            f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged; {self.warnings} warnings"
+        )
+        if self.undated:
+            text += f"; undated, not imported: {'; '.join(self.undated)}"
+        return text
 
 
 @dataclass
@@ -141,6 +185,16 @@ class ImportResult:
     not_in_file: int = 0
     warnings: list[ImportWarning] = field(default_factory=list)
     dry_run: bool = False
+    per_release: dict[str, ReleaseCounts] = field(default_factory=dict)
+
+    def release_lines(self) -> list[str]:
+        return [counts.line(slug) for slug, counts in self.per_release.items()]
+
+    def warnings_by_kind(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for warning in self.warnings:
+            counts[warning.kind] = counts.get(warning.kind, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
     def summary(self) -> str:
         prefix = "Dry run, nothing saved: " if self.dry_run else ""
@@ -809,7 +863,15 @@ def _readme_rows(table: Table, slug: str, errors: list[str]) -> list[dict]:
                 )
                 continue
             when_text = cells[when]
-            if heading_month and re.search(r"\d", when_text) and not re.search(_MONTH_WORD, when_text, re.I):
+            written_month = re.search(_MONTH_WORD, clean_markdown(when_text)[0], re.I)
+            if written_month:
+                heading_month = month_of(written_month.group(0)[:3]) or heading_month
+            elif heading_month and re.search(r"\d", when_text):
+                # "Tue 24" under "Mon September 23" (or under a month heading row).
+                notes.append(
+                    f"no month in '{clean_markdown(when_text)[0]}': read in {MONTH_NAMES[heading_month - 1]}, "
+                    "the month of the rows above"
+                )
                 when_text = f"{when_text} {MONTH_NAMES[heading_month - 1]}"
         if time is not None and clean_markdown(cells[time])[0]:
             when_text = f"{when_text} {cells[time]}"
@@ -967,12 +1029,17 @@ def _release_upsert(spec: ReleaseSpec, result: ImportResult) -> Release:
     return release
 
 
-def _apply(parsed: ParsedSchedule, result: ImportResult, actor_label: str) -> None:
+def _apply(parsed: ParsedSchedule, result: ImportResult, actor_label: str, source: str = "input") -> None:
     kinds = {k.slug: k for k in MilestoneKind.objects.all()}
     unknown = sorted({m.kind for spec in parsed.releases for m in spec.milestones if m.kind not in kinds})
     if unknown:
         raise ImportFailed(f"Unknown milestone kind(s) {', '.join(unknown)}; known kinds: {', '.join(sorted(kinds))}.")
     for spec in parsed.releases:
+        result.per_release[spec.slug] = ReleaseCounts(
+            source=source,
+            warnings=sum(1 for w in parsed.warnings if w.release == spec.slug),
+            undated=list(spec.undated),
+        )
         release = _release_upsert(spec, result)
         result.releases.append(spec.slug)
         existing = {m.title: m for m in Milestone.objects.filter(release=release).select_related("kind")}
@@ -992,38 +1059,153 @@ def _apply(parsed: ParsedSchedule, result: ImportResult, actor_label: str) -> No
                 milestone_save(milestone=milestone, actor_label=actor_label)
             except ValidationFailed as exc:
                 raise ImportFailed(f"{spec.slug} row {item.row} '{item.title}': {exc.message}") from None
+            counts = result.per_release[spec.slug]
             if is_new:
                 result.created += 1
+                counts.created += 1
             elif milestone.sequence != before:
                 result.updated += 1
+                counts.updated += 1
             else:
                 result.unchanged += 1
+                counts.unchanged += 1
         result.not_in_file += len(set(existing) - titles)
+
+
+def _version(slug: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(part) for part in slug.split("."))
+    except ValueError:
+        return None
+
+
+def _year_context(slug: str | None, starts: dict[str, dt.date], today: dt.date) -> YearContext:
+    """The releases just before and after ``slug`` (by version) whose start is known."""
+    key = _version(slug) if slug else None
+    if key is None:
+        return YearContext(today=today)
+    known = sorted((_version(s), s, d) for s, d in starts.items() if s != slug and _version(s) and d)
+    before = [(s, d) for v, s, d in known if v < key]
+    after = [(s, d) for v, s, d in known if v > key]
+    return YearContext(before=before[-1] if before else None, after=after[0] if after else None, today=today)
+
+
+def _is_schedule_file(path: Path) -> bool:
+    if path.suffix.lower() in {".yaml", ".yml", ".json"}:
+        return True
+    # A sig-release checkout (releases/release-1.XX/README.md) or copies named release-1.XX.md.
+    return path.suffix.lower() == ".md" and any(
+        re.search(r"release-\d+\.\d+", p) for p in (path.name, path.parent.name)
+    )
+
+
+def schedule_files(paths: list[str | Path]) -> list[Path]:
+    """Files to import: each file given, and the schedule files inside each directory
+    (YAML, JSON, and release READMEs), in version order."""
+    found: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*") if p.is_file() and _is_schedule_file(p))
+            if not inside:
+                raise ImportFailed(f"{path}: no schedule files in this directory (YAML, JSON or release-1.XX READMEs).")
+            found.extend(inside)
+        else:
+            found.append(path)
+
+    def order(path: Path):
+        match = re.search(r"(\d+)\.(\d+)", f"{path.parent.name}/{path.name}")
+        return (0, int(match[1]), int(match[2]), str(path)) if match else (1, 0, 0, str(path))
+
+    return sorted(dict.fromkeys(found), key=order)
+
+
+def _readme_slug(text: str) -> str | None:
+    match = _README_RELEASE.search(text)
+    return next(g for g in match.groups() if g) if match else None
 
 
 def schedule_import(
     *,
     text: str | None = None,
     path: str | Path | None = None,
+    paths: list[str | Path] | None = None,
     release_slug: str | None = None,
     zone: str | None = None,
     dry_run: bool = False,
+    strict: bool = False,
     today: dt.date | None = None,
     actor_label: str = "import_schedule",
 ) -> ImportResult:
-    """Import a schedule file: all of it or nothing. With ``dry_run`` the work is done
-    in a transaction that is rolled back, so the summary is exact."""
-    if text is None:
-        if path is None:
+    """Import one schedule (``text`` or ``path``) or many (``paths``: files and
+    directories) in one transaction: all of it or nothing. A README whose dates have no
+    year is placed by its neighbouring releases, from the other files or the database.
+    With ``strict`` every warning is a problem. With ``dry_run`` the work is done in a
+    transaction that is rolled back, so the summary is exact."""
+    today = today or tz.utc_now().date()
+    if text is not None:
+        sources = [(str(path or "input"), text)]
+    else:
+        given = list(paths or []) + ([path] if path is not None else [])
+        files = schedule_files(given) if given else []
+        if not files:
             raise ImportFailed("Give a file to import.")
-        text = read_file(path)
-    parsed = schedule_parse(text, release_slug=release_slug, zone=zone, today=today, source=str(path or "input"))
-    if not parsed.releases:
+        if release_slug and len(files) > 1:
+            raise ImportFailed("--release picks one release of one file; give a single file with it.")
+        sources = [(str(f), read_file(f)) for f in files]
+    starts = dict(Release.objects.filter(start_date__isnull=False).values_list("slug", "start_date"))
+    parsed_files: list[tuple[str, ParsedSchedule]] = []
+    problems: list[str] = []
+    pending = sources
+    while pending:
+        waiting = []
+        for source, content in pending:
+            context = _year_context(release_slug or _readme_slug(content), starts, today)
+            try:
+                parsed = schedule_parse(
+                    content, release_slug=release_slug, zone=zone, today=today, source=source, years=context
+                )
+            except YearUnplaceable as exc:
+                waiting.append((source, content, exc))
+                continue
+            except ImportFailed as exc:
+                if len(sources) == 1:
+                    raise ImportFailed(f"{source}: {exc.head}", errors=exc.errors) from None
+                problems.append(f"{source}: {exc.message}")
+                continue
+            for spec in parsed.releases:
+                starts[spec.slug] = spec.start_date
+            parsed_files.append((source, parsed))
+        if len(waiting) == len(pending):
+            # Nothing new placed: the rest cannot be placed by what is known.
+            problems.extend(f"{source}: {exc.message}" for source, _content, exc in waiting)
+            break
+        pending = [(source, content) for source, content, _exc in waiting]
+    seen: dict[str, str] = {}
+    for source, parsed in parsed_files:
+        for spec in parsed.releases:
+            if spec.slug in seen:
+                problems.append(f"{source}: release {spec.slug} is also in {seen[spec.slug]}.")
+            seen.setdefault(spec.slug, source)
+    if problems:
+        if len(problems) == 1 and len(sources) == 1:
+            raise ImportFailed(problems[0])
+        raise ImportFailed(f"{len(problems)} file(s) cannot be imported; nothing was imported:", errors=problems)
+    if not any(parsed.releases for _source, parsed in parsed_files):
         raise ImportFailed("The file holds no milestones.")
-    result = ImportResult(format=parsed.format, warnings=parsed.warnings, dry_run=dry_run)
+    warnings = [w for _source, parsed in parsed_files for w in parsed.warnings]
+    if strict and warnings:
+        raise ImportFailed(
+            f"{len(warnings)} warning(s) and --strict: nothing was imported:",
+            errors=[f"{source}: {w}" for source, parsed in parsed_files for w in parsed.warnings],
+        )
+    parsed_files.sort(key=lambda item: min((_version(s.slug) or (0,) for s in item[1].releases), default=(0,)))
+    formats = ", ".join(dict.fromkeys(parsed.format for _source, parsed in parsed_files))
+    result = ImportResult(format=formats, warnings=warnings, dry_run=dry_run)
     try:
         with transaction.atomic():
-            _apply(parsed, result, actor_label)
+            for source, parsed in parsed_files:
+                _apply(parsed, result, actor_label, source=Path(source).name)
             if dry_run:
                 raise _DryRun
     except _DryRun:
