@@ -1125,35 +1125,20 @@ def _readme_slug(text: str) -> str | None:
     return next(g for g in match.groups() if g) if match else None
 
 
-def schedule_import(
+def schedule_parse_many(
+    sources: list[tuple[str, str]],
     *,
-    text: str | None = None,
-    path: str | Path | None = None,
-    paths: list[str | Path] | None = None,
     release_slug: str | None = None,
     zone: str | None = None,
-    dry_run: bool = False,
-    strict: bool = False,
     today: dt.date | None = None,
-    actor_label: str = "import_schedule",
-) -> ImportResult:
-    """Import one schedule (``text`` or ``path``) or many (``paths``: files and
-    directories) in one transaction: all of it or nothing. A README whose dates have no
-    year is placed by its neighbouring releases, from the other files or the database.
-    With ``strict`` every warning is a problem. With ``dry_run`` the work is done in a
-    transaction that is rolled back, so the summary is exact."""
+    starts: dict[str, dt.date] | None = None,
+) -> list[tuple[str, ParsedSchedule]]:
+    """Read several schedule files (name, text), pure: a README whose dates have no
+    year is read again once the files around it are read (``starts``: the start dates
+    already known, e.g. from the database). Raises ImportFailed listing every file's
+    problems."""
     today = today or tz.utc_now().date()
-    if text is not None:
-        sources = [(str(path or "input"), text)]
-    else:
-        given = list(paths or []) + ([path] if path is not None else [])
-        files = schedule_files(given) if given else []
-        if not files:
-            raise ImportFailed("Give a file to import.")
-        if release_slug and len(files) > 1:
-            raise ImportFailed("--release picks one release of one file; give a single file with it.")
-        sources = [(str(f), read_file(f)) for f in files]
-    starts = dict(Release.objects.filter(start_date__isnull=False).values_list("slug", "start_date"))
+    starts = dict(starts or {})
     parsed_files: list[tuple[str, ParsedSchedule]] = []
     problems: list[str] = []
     pending = sources
@@ -1193,6 +1178,39 @@ def schedule_import(
         raise ImportFailed(f"{len(problems)} file(s) cannot be imported; nothing was imported:", errors=problems)
     if not any(parsed.releases for _source, parsed in parsed_files):
         raise ImportFailed("The file holds no milestones.")
+    return parsed_files
+
+
+def schedule_import(
+    *,
+    text: str | None = None,
+    path: str | Path | None = None,
+    paths: list[str | Path] | None = None,
+    release_slug: str | None = None,
+    zone: str | None = None,
+    dry_run: bool = False,
+    strict: bool = False,
+    today: dt.date | None = None,
+    actor_label: str = "import_schedule",
+) -> ImportResult:
+    """Import one schedule (``text`` or ``path``) or many (``paths``: files and
+    directories) in one transaction: all of it or nothing. A README whose dates have no
+    year is placed by its neighbouring releases, from the other files or the database.
+    With ``strict`` every warning is a problem. With ``dry_run`` the work is done in a
+    transaction that is rolled back, so the summary is exact."""
+    today = today or tz.utc_now().date()
+    if text is not None:
+        sources = [(str(path or "input"), text)]
+    else:
+        given = list(paths or []) + ([path] if path is not None else [])
+        files = schedule_files(given) if given else []
+        if not files:
+            raise ImportFailed("Give a file to import.")
+        if release_slug and len(files) > 1:
+            raise ImportFailed("--release picks one release of one file; give a single file with it.")
+        sources = [(str(f), read_file(f)) for f in files]
+    starts = dict(Release.objects.filter(start_date__isnull=False).values_list("slug", "start_date"))
+    parsed_files = schedule_parse_many(sources, release_slug=release_slug, zone=zone, today=today, starts=starts)
     warnings = [w for _source, parsed in parsed_files for w in parsed.warnings]
     if strict and warnings:
         raise ImportFailed(

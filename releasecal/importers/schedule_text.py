@@ -76,7 +76,8 @@ def clean_markdown(text: str) -> tuple[str, str]:
     text = _MD_LINK.sub(r"\1", text)
     text = _MD_REF.sub(r"\1", text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
-    text = re.sub(r"\[[^\]]*$", "", text)  # "[Enhancements Freeze][Enhancements Freeze": an unclosed reference
+    # "[Enhancements Freeze][Enhancements Freeze (EOD PST)": an unclosed reference
+    text = re.sub(r"\[[^\][(]*(?=\s*\(|$)", "", text)
     return " ".join(text.split()), link
 
 
