@@ -134,10 +134,10 @@ def test_migrate_then_gunicorn_serves_health_and_stops_gracefully(production_dat
     web = subprocess.Popen(compose_command("web"), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: http_status(f"http://127.0.0.1:{port}/healthz") == 200, 60, "gunicorn /healthz")
-        # The image's HEALTHCHECK command, run as it is written (port adjusted).
-        healthcheck = load_compose()["services"]["web"]["healthcheck"]["test"][1:]
-        healthcheck = [part.replace("127.0.0.1:8000", f"127.0.0.1:{port}") for part in healthcheck]
-        assert run(healthcheck, env).returncode == 0
+        # Compose's web health check, run as it is written (it reads the port from GUNICORN_BIND).
+        healthcheck = load_compose()["services"]["web"]["healthcheck"]["test"]
+        assert healthcheck[0] == "CMD"
+        assert run(healthcheck[1:], env).returncode == 0
         # Behind the proxy: plain HTTP elsewhere redirects to HTTPS, with HSTS once secure.
         assert http_status_no_redirect(f"http://127.0.0.1:{port}/admin/login/") == 301
         # Through the proxy (X-Forwarded-Proto: https): pages carry HSTS, and static
@@ -155,6 +155,13 @@ def test_migrate_then_gunicorn_serves_health_and_stops_gracefully(production_dat
     output = (tmp_path / "gunicorn.log").read_text()
     assert code == 0, output
     assert "Shutting down: Master" in output
+
+
+def test_healthcheck_fails_when_nothing_answers_on_the_bound_port():
+    env = {**os.environ, "GUNICORN_BIND": f"127.0.0.1:{free_port()}"}
+    result = run([sys.executable, "docker/healthcheck.py"], env, timeout=30)
+    assert result.returncode == 1
+    assert "healthcheck:" in result.stderr
 
 
 def via_proxy(url: str) -> urllib.request.Request:
