@@ -17,6 +17,10 @@ max_requests_jitter = 200
 worker_tmp_dir = os.environ.get("GUNICORN_WORKER_TMP_DIR", "/dev/shm" if os.path.isdir("/dev/shm") else None)  # noqa: S108
 # Trust X-Forwarded-* only from the proxy network.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+# gunicornc's control socket: gunicorn's default is under $HOME, which in the image is the
+# code the app user cannot write; the image sets GUNICORN_CONTROL_SOCKET=/tmp/gunicorn.ctl.
+if os.environ.get("GUNICORN_CONTROL_SOCKET"):
+    control_socket = os.environ["GUNICORN_CONTROL_SOCKET"]
 accesslog = "-"
 errorlog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
