@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 export DJANGO_SETTINGS_MODULE ?= releasecal.settings
 
-.PHONY: run test lint install migrate demo clean
+.PHONY: run test lint install migrate demo clean image-tools image-test
 
 $(STAMP): requirements/base.txt requirements/test.txt requirements/constraints.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
@@ -52,6 +52,18 @@ test: install node_modules/.installed $(CHROMIUM)
 $(CHROMIUM):
 	command -v apt-get >/dev/null 2>&1 && (apt-get update && apt-get install -y chromium) \
 		|| { echo "Chromium missing: install Debian's chromium package"; test "$$CI" != true; }
+
+# The production image, built with Debian's buildah (no Docker, no registry: the base is a
+# Debian bookworm made by debootstrap, cached per machine) and run: migrate, gunicorn,
+# worker and beat inside it (tests/test_image.py; `make test` leaves it out). Needs root.
+# Without buildah/debootstrap (and no apt to install them) it skips; under CI=true it fails.
+image-tools:
+	@command -v buildah >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1 \
+		|| { command -v apt-get >/dev/null 2>&1 && apt-get update && apt-get install -y -o DPkg::Lock::Timeout=300 buildah debootstrap; } \
+		|| { echo "buildah/debootstrap missing and not installable (apt-get install -y buildah debootstrap, as root): the image test skips"; test "$$CI" != true; }
+
+image-test: install image-tools
+	$(PY) -m pytest -m image tests/test_image.py
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -2,7 +2,7 @@
 environment, and subprocesses with log files (and their tails for failure messages). The
 fake Slack is reminders.fake_slack.FakeSlack.
 
-Used by tests/test_production_shape.py and tests/test_e2e_system.py.
+Used by tests/test_production_shape.py, tests/test_e2e_system.py and tests/test_image.py.
 """
 
 from __future__ import annotations
@@ -94,6 +94,19 @@ def fresh_database(prefix: str, sqlite_path: Path) -> Iterator[str]:
     finally:
         with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def forget_queue(broker: str, queue: str) -> None:
+    """Remove a test run's Celery queue and kombu's bindings for it from the broker."""
+    import redis
+
+    client = redis.Redis.from_url(broker)
+    try:
+        keys = list(client.scan_iter(match=f"*{queue}*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, what: str, details: Callable[[], str] = str) -> object:

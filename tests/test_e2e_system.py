@@ -39,6 +39,7 @@ from reminders.fake_slack import FakeSlack
 from tests.processes import (
     Processes,
     compose_command,
+    forget_queue,
     free_port,
     fresh_database,
     http_status,
@@ -177,19 +178,6 @@ def _utc(iso: str) -> dt.datetime:
     return dt.datetime.fromisoformat(iso).astimezone(dt.UTC)
 
 
-def _forget_queue(broker: str, queue: str) -> None:
-    """Remove this run's queue and kombu's bindings for it from the broker."""
-    import redis
-
-    client = redis.Redis.from_url(broker)
-    try:
-        keys = list(client.scan_iter(match=f"*{queue}*", count=1000))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
-
-
 def _line_with(process, text: str) -> str:
     return next((line for line in process.output().splitlines() if text in line), "")
 
@@ -239,7 +227,7 @@ def test_a_request_filed_by_api_and_approved_in_the_admin_reaches_slack_the_feed
                 procs.stop_all()  # before the database is dropped
     finally:
         slack.stop()
-        _forget_queue(broker, f"releasecal-e2e-{port}")
+        forget_queue(broker, f"releasecal-e2e-{port}")
     print(f"e2e wall time: {time.monotonic() - started:.1f}s")
 
 

@@ -1,0 +1,448 @@
+"""The production image, built and run as an operator would on a first deploy.
+
+docker/buildah-build.sh --debian-base builds docker/Dockerfile with Debian's buildah (no
+Docker engine, no container registry: the base is a Debian bookworm made by debootstrap,
+cached per machine). Then, inside the image, as the image's own user, with
+``buildah run --isolation chroot --network host``:
+
+- compose's ``migrate`` command against a new, empty PostgreSQL database (dropped after);
+- compose's ``web`` command (gunicorn): /healthz, a page, a feed, a static file by its
+  hashed name, the API schema; the image's HEALTHCHECK command passes; SIGTERM stops it
+  gracefully;
+- compose's ``worker`` and ``beat`` commands: a reminder falls due and reaches the fake
+  Slack (reminders.fake_slack, on the host, on a port of its own) once;
+- the application user cannot write the code, the virtualenv or the static files;
+- no secret handed to the build (pip's index settings, given as a build secret with a
+  canary line in it) is in any layer or in the history, and no build argument either.
+
+Needs root, buildah and debootstrap (``make image-test`` installs them with apt), and
+DATABASE_URL=postgres://... and REDIS_URL=redis://...; skips locally without them, fails
+under CI=true. Marked ``image``: plain ``pytest`` and ``make test`` deselect it; run it
+with ``make image-test``. About 3 minutes with a cached base, 2 more for a cold one.
+Figures (image size, build time, gunicorn's start to its first 200) are printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reminders.fake_slack import FakeSlack
+from tests.processes import (
+    ROOT,
+    Process,
+    Processes,
+    compose_command,
+    forget_queue,
+    free_port,
+    fresh_database,
+    http_status,
+    unavailable,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.image, pytest.mark.slow]
+
+TAG = os.environ.get("RELEASECAL_TEST_IMAGE", "localhost/releasecal:image-test")
+BUILD_SCRIPT = ROOT / "docker" / "buildah-build.sh"
+ARTIFACTS = ROOT / "test-artifacts"
+# Written into the pip.conf build secret; must appear in no layer and no history entry.
+# Derived here so that the string itself is in no file the image copies.
+CANARY = "canary-" + hashlib.sha256(b"releasecal build secret").hexdigest()[:32]
+APP_UID = 10001
+MAX_IMAGE_MB = 400
+REMINDER_CHANNEL = "C0IMAGEREMIND"
+RUN = ["buildah", "run", "--isolation", "chroot", "--network", "host"]
+# The host environment of the buildah processes (the container gets only the image's
+# environment and the --env given).
+HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
+FIGURES: dict[str, str] = {}
+
+
+def _report(capsys, name: str, value: str) -> None:
+    FIGURES[name] = value
+    with capsys.disabled():
+        print(f"\nimage figure: {name}: {value}")
+
+
+# --------------------------------------------------------------------------- the build
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    if os.geteuid() != 0:
+        unavailable("buildah's chroot isolation needs root here")
+    for tool in ("buildah", "debootstrap"):
+        if not shutil.which(tool):
+            unavailable(f"{tool} is missing (make image-test installs it: apt-get install -y buildah debootstrap)")
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = ARTIFACTS / "image-build.log"
+    started = time.monotonic()
+    with log.open("w") as out:
+        result = subprocess.run(
+            [str(BUILD_SCRIPT), "--debian-base", "-t", TAG],
+            cwd=ROOT,
+            env={**os.environ, "RELEASECAL_PIP_CONF_EXTRA": f"# {CANARY}"},
+            stdout=subprocess.PIPE,
+            stderr=out,
+            text=True,
+            timeout=1500,
+        )
+    tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
+    assert result.returncode == 0, f"the image build failed (whole log: {log}):\n{tail}"
+    FIGURES["base"] = re.search(r"^base: (\S+)$", result.stdout, re.M).group(1)
+    base_log = log.read_text(errors="replace")
+    FIGURES["build"] = (
+        f"{time.monotonic() - started:.0f}s in all "
+        f"({'base from debootstrap' if 'Debian base: built' in base_log else 'base cached'}); "
+        + result.stdout.strip().replace("\n", "; ")
+    )
+    return TAG
+
+
+def _inspect(tag: str) -> dict:
+    out = subprocess.run(["buildah", "inspect", "--type", "image", tag], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+@contextlib.contextmanager
+def container(tag: str, role: str) -> Iterator[str]:
+    """A working container of the image (one per compose service, as on a real host)."""
+    name = f"releasecal-test-{role}-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["buildah", "from", "--name", name, tag], capture_output=True, text=True, check=True)
+    try:
+        yield name
+    finally:
+        subprocess.run(["buildah", "rm", name], capture_output=True, check=False)
+
+
+def inside(ctr: str, cmd: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """``cmd`` run in the container as the image's user (no --user: the image's USER)."""
+    flags = [f"--env={key}={value}" for key, value in (env or {}).items()]
+    return [*RUN, *flags, ctr, "--", *cmd]
+
+
+def run_inside(ctr: str, cmd: list[str], env: dict[str, str] | None = None, timeout: int = 300):
+    return subprocess.run(inside(ctr, cmd, env), capture_output=True, text=True, timeout=timeout)
+
+
+# ------------------------------------------------------------- what the image holds
+
+
+def test_image_keeps_its_healthcheck_and_user_and_no_build_input_in_history(image, capsys):
+    info = _inspect(image)
+    config = info["Docker"]["config"]
+    assert config["User"] == "app"
+    assert config["Healthcheck"]["Test"] == ["CMD", "python", "docker/healthcheck.py"], "built --format docker"
+    assert config["Cmd"][:1] == ["gunicorn"]
+    entries = [*info["Docker"]["history"], *info["OCIv1"]["history"]]
+    history = json.dumps(entries)
+    for needle in (CANARY, "pip-conf", "pip-cert", "PIP_CONFIG_FILE=/run", *_pip_indexes()):
+        assert needle not in history, f"{needle!r} is in the image history"
+    # No build argument: no "|1 PYTHON_IMAGE=..." prefix on a step, no value in a step.
+    # (The base's name, or the previous step's id, is in the "FROM ..." comment buildah
+    # records on a step: a public name, not a build argument's use.)
+    base = FIGURES["base"]
+    for entry in entries:
+        step = entry.get("created_by", "")
+        assert "PYTHON_IMAGE" not in step, step
+        assert base not in step, step
+        assert not re.match(r"\|\d+ ", step.removeprefix("/bin/sh -c ")), step
+        assert re.fullmatch(r"(FROM \S+)?", entry.get("comment", "")), entry
+    _report(capsys, "build", FIGURES["build"])
+
+
+def _pip_indexes() -> list[str]:
+    """The remote package indexes pip is configured with here (handed to the build as a secret)."""
+    out = subprocess.run(["python3", "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    urls = re.findall(r"https?://[^\s'\"]+", out)
+    urls += re.findall(
+        r"https?://\S+", os.environ.get("PIP_INDEX_URL", "") + " " + os.environ.get("PIP_EXTRA_INDEX_URL", "")
+    )
+    return sorted(set(urls))
+
+
+@pytest.fixture(scope="module")
+def layers(image, tmp_path_factory) -> list[Path]:
+    """The image's layers, as uncompressed tar files."""
+    exported = tmp_path_factory.mktemp("layers") / "image"
+    subprocess.run(
+        ["buildah", "push", "--quiet", "--disable-compression", image, f"dir:{exported}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    manifest = json.loads((exported / "manifest.json").read_text())
+    return [exported / layer["digest"].split(":", 1)[1] for layer in manifest["layers"]]
+
+
+def test_the_image_is_small(layers, capsys):
+    size = sum(layer.stat().st_size for layer in layers)
+    _report(capsys, "image size", f"{size / 1e6:.0f} MB uncompressed in {len(layers)} layers")
+    assert size < MAX_IMAGE_MB * 1e6, f"the image grew to {size / 1e6:.0f} MB"
+
+
+def test_no_layer_holds_the_build_secret_or_local_files(image, layers):
+    needles = [CANARY.encode(), *(url.encode() for url in _pip_indexes())]
+    assert layers
+    for blob in layers:
+        data = blob.read_bytes()
+        for needle in needles:
+            assert needle not in data, f"{needle!r} is in layer {blob.name}"
+    # The files a build must not copy (.dockerignore), looked for in the image itself.
+    with container(image, "files") as ctr:
+        found = run_inside(ctr, ["sh", "-c", "ls -a /app; ls /run/secrets 2>/dev/null; true"])
+    names = set(found.stdout.split())
+    assert not names & {".git", ".env", ".venv", "node_modules", "var", "pip-conf", "pip-cert"}, names
+
+
+def test_the_app_user_cannot_write_the_code(image):
+    probe = r"""
+import json, os, pathlib, sys, django
+targets = ["/app/manage.py", "/app/releasecal/__init__.py", "/app/new-file", "/app/staticfiles/new-file",
+           "/app/docker/gunicorn.conf.py", os.path.join(os.path.dirname(django.__file__), "__init__.py"),
+           "/opt/venv/bin/new-file"]
+result = {"user": os.getuid()}
+for target in targets:
+    try:
+        with open(target, "a"):
+            pass
+        result[target] = "written"
+    except PermissionError:
+        result[target] = "refused"
+var = pathlib.Path(os.environ["RELEASECAL_VAR_DIR"])
+var.mkdir(parents=True, exist_ok=True)
+(var / "probe").write_text("ok")
+result["var"] = "written"
+print(json.dumps(result))
+"""
+    with container(image, "perms") as ctr:
+        result = run_inside(ctr, ["python", "-c", probe])
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome.pop("user") == APP_UID
+    assert outcome.pop("var") == "written", "the app's own scratch directory must stay writable"
+    assert set(outcome.values()) == {"refused"}, outcome
+
+
+# --------------------------------------------------------------- a first deployment
+
+SETUP_SCRIPT = """
+import datetime as dt, json, os
+from releasecal import tz
+from releasecal.models import MilestoneKind, Release
+from releasecal.services import milestone_create
+from reminders.models import Channel, Delivery, ReminderRule
+
+channel = Channel.objects.create(name="image test", kind="slack_bot", config={"channel": os.environ["T_CHANNEL"]})
+kind = MilestoneKind.objects.create(slug="image-checkpoint", name="Image checkpoint")
+rule = ReminderRule.objects.create(name="image: in a minute", applies_to="milestones", offsets="1m", channel=channel)
+rule.kinds.set([kind])
+due = dt.datetime.fromisoformat(os.environ["T_DUE_AT"]).replace(microsecond=0)
+release = Release.objects.order_by("-slug").first()
+milestone = milestone_create(release=release, kind=kind, title="Image checkpoint", at=due + dt.timedelta(minutes=1))
+delivery = Delivery.objects.get(milestone=milestone, offset="1m")
+print(json.dumps({"delivery": delivery.pk, "release": release.slug, "state": delivery.state}))
+"""
+
+DELIVERY_SCRIPT = """
+import json, os
+from reminders.models import Delivery
+d = Delivery.objects.get(pk=int(os.environ["T_DELIVERY"]))
+print(json.dumps({"state": d.state, "attempts": d.attempts}))
+"""
+
+
+def _database_and_redis() -> str:
+    database = os.environ.get("DATABASE_URL", "")
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not database.startswith("postgres"):
+        unavailable("needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/<name>")
+    if not redis_url.startswith("redis"):
+        unavailable("needs Redis: set REDIS_URL=redis://127.0.0.1:6379/<db>")
+    return redis_url
+
+
+def _json_line(result: subprocess.CompletedProcess) -> dict:
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _get(url: str) -> tuple[int, dict, bytes]:
+    # Through the proxy in front (TLS ends there): plain HTTP would be redirected.
+    request = urllib.request.Request(url, headers={"X-Forwarded-Proto": "https"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.status, dict(response.headers), response.read()
+
+
+def _container_main_pid(launcher: int) -> int | None:
+    """The image's process that ``buildah run`` (pid ``launcher``) started: its first
+    descendant running as the image's user. SIGTERM goes to it, as a container engine
+    sends it to the container's first process (buildah run itself kills, not forwards)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    queue = [launcher]
+    while queue:
+        pid = queue.pop(0)
+        with contextlib.suppress(OSError):
+            proc = Path(f"/proc/{pid}")
+            # buildah-chroot-exec (already the image's user) waits for the command.
+            if proc.stat().st_uid == APP_UID and not (proc / "cmdline").read_bytes().startswith(b"buildah"):
+                return pid
+        queue.extend(sorted(children.get(pid, [])))
+    return None
+
+
+def _stop_gracefully(process: Process, timeout: float = 40) -> int:
+    pid = wait_for(lambda: _container_main_pid(process.proc.pid), 10, f"{process.name}'s process in the container")
+    os.kill(pid, 15)
+    return process.proc.wait(timeout=timeout)
+
+
+def test_migrate_web_worker_and_beat_run_inside_the_image(image, tmp_path, capsys):
+    redis_url = _database_and_redis()
+    port = free_port()
+    web = f"http://127.0.0.1:{port}"
+    queue = f"releasecal-image-{port}-{uuid.uuid4().hex[:6]}"
+    slack = FakeSlack().start()
+    procs = Processes(log_dir=tmp_path, extra_details=[slack.summary])
+    try:
+        with (
+            fresh_database("releasecal_image", sqlite_path=tmp_path / "unused.sqlite3") as database,
+            contextlib.ExitStack() as containers,
+        ):
+            env = {
+                "SECRET_KEY": secrets.token_urlsafe(60),
+                "ALLOWED_HOSTS": "127.0.0.1,localhost",
+                "DATABASE_URL": database,
+                "REDIS_URL": redis_url,
+                "CELERY_BROKER_URL": redis_url,
+                "CELERY_QUEUE": queue,
+                "CACHE_KEY_PREFIX": queue,
+                "GUNICORN_BIND": f"127.0.0.1:{port}",
+                "WEB_CONCURRENCY": "2",
+                "SITE_URL": web,
+                "SLACK_API_URL": slack.api_url,
+                "SLACK_BOT_TOKEN": "xoxb-image-test-not-a-real-token",
+                "CONN_MAX_AGE": "0",
+            }
+            ctr = {
+                role: containers.enter_context(container(image, role)) for role in ("migrate", "web", "worker", "beat")
+            }
+            try:
+                _first_deploy(image, env, ctr, procs, slack, web=web, capsys=capsys)
+            finally:
+                procs.stop_all()  # before the database is dropped
+    finally:
+        slack.stop()
+        forget_queue(redis_url, queue)
+
+
+def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, web: str, capsys) -> None:
+    # ------------------------------------------------------------ migrate (a job)
+    migrate = run_inside(ctr["migrate"], compose_command("migrate"), env)
+    assert migrate.returncode == 0, migrate.stdout + migrate.stderr
+    assert "Applying" in migrate.stdout, migrate.stdout
+
+    # -------------------------- worker and beat (beat's first sweep is a minute away)
+    worker = procs.start(
+        "worker", inside(ctr["worker"], compose_command("worker", {"${WORKER_CONCURRENCY:-4}": "2"}), env), HOST_ENV
+    )
+    beat = procs.start("beat", inside(ctr["beat"], compose_command("beat"), env), HOST_ENV)
+    wait_for(lambda: "beat: Starting..." in beat.output(), 60, "Celery beat to start", procs.tails)
+
+    # --------------------------------- data: the demo, and a reminder falling due soon
+    seed = run_inside(ctr["migrate"], ["python", "manage.py", "seed_demo"], env)
+    assert seed.returncode == 0, seed.stdout + seed.stderr
+    due = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=10)
+    setup = _json_line(
+        run_inside(
+            ctr["migrate"],
+            ["python", "manage.py", "shell", "-c", SETUP_SCRIPT],
+            {**env, "T_CHANNEL": REMINDER_CHANNEL, "T_DUE_AT": due.isoformat()},
+        )
+    )
+    assert setup["state"] == "pending", setup
+
+    # ---------------------------------------------------------------- web (gunicorn)
+    started = time.monotonic()
+    gunicorn = procs.start("gunicorn", inside(ctr["web"], compose_command("web"), env), HOST_ENV)
+    while http_status(f"{web}/healthz") != 200:
+        assert gunicorn.running, gunicorn.tail()
+        assert time.monotonic() - started < 90, f"no 200 on /healthz after 90s\n{procs.tails()}"
+        time.sleep(0.05)
+    _report(capsys, "gunicorn start to first /healthz 200", f"{time.monotonic() - started:.2f}s (buildah run included)")
+    assert gunicorn.output().count("Booting worker with pid") == 2, gunicorn.tail()
+    assert "[ERROR]" not in gunicorn.output(), gunicorn.tail()
+
+    # The image's own HEALTHCHECK, exactly as the image records it, inside the web container.
+    healthcheck = _inspect(image)["Docker"]["config"]["Healthcheck"]["Test"]
+    assert healthcheck[0] == "CMD", healthcheck
+    check = run_inside(ctr["web"], healthcheck[1:], env)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    # A page, with its CSS by hashed name, and that file from WhiteNoise.
+    status, _, body = _get(f"{web}/releases/{setup['release']}/")
+    assert status == 200
+    css = re.search(rb'/static/(releasecal\.[0-9a-f]{12}\.css)"', body)
+    assert css, "the page links the hashed (manifest) name of releasecal.css"
+    status, headers, body = _get(f"{web}/static/{css.group(1).decode()}")
+    assert status == 200
+    assert "immutable" in headers.get("Cache-Control", "") or "max-age=315360000" in headers.get("Cache-Control", "")
+    assert body == (ROOT / "static" / "releasecal.css").read_bytes()
+    # A feed.
+    status, headers, body = _get(f"{web}/calendar/{setup['release']}.ics")
+    assert status == 200
+    assert headers["Content-Type"].startswith("text/calendar")
+    assert body.startswith(b"BEGIN:VCALENDAR")
+    assert b"BEGIN:VEVENT" in body
+    # The API schema.
+    status, _, body = _get(f"{web}/api/schema/")
+    assert status == 200
+    assert b"openapi:" in body
+    assert b"/api/v1/" in body
+
+    # --------------------------------------- the reminder, sent by beat's sweep, once
+    def reminders():
+        return slack.matching(lambda call: call.data.get("channel") == REMINDER_CHANNEL)
+
+    wait_for(reminders, 150, f"reminder delivery #{setup['delivery']} at the fake Slack", procs.tails)
+    first = reminders()[0]
+    assert f"releasecal delivery #{setup['delivery']}" in first.text
+    assert "Image checkpoint in 1 minute" in first.text
+    assert first.authorization == "Bearer xoxb-image-test-not-a-real-token"
+    row = _json_line(
+        run_inside(
+            ctr["migrate"],
+            ["python", "manage.py", "shell", "-c", DELIVERY_SCRIPT],
+            {**env, "T_DELIVERY": str(setup["delivery"])},
+        )
+    )
+    assert row == {"state": "sent", "attempts": 1}, row
+    assert len(reminders()) == 1
+
+    # ------------------------------------------------- SIGTERM: graceful, exit code 0
+    for process in (gunicorn, worker, beat):
+        assert process.running, process.tail()
+        assert "Traceback" not in process.output(), process.tail(60)
+    assert _stop_gracefully(gunicorn) == 0, gunicorn.tail()
+    assert "Shutting down: Master" in gunicorn.output()
+    assert _stop_gracefully(worker, timeout=70) == 0, worker.tail()
+    assert _stop_gracefully(beat) == 0, beat.tail()
