@@ -9,6 +9,13 @@ from django.db.models import Q
 from releasecal.models import Enhancement, Milestone, Release, Tracking, ZoneField
 
 
+def days_label(days: int | None) -> str:
+    """ "3 days", "1 day", or "days not recorded" (a request read from exceptions.yaml)."""
+    if days is None:
+        return "days not recorded"
+    return f"{days} day{'' if days == 1 else 's'}"
+
+
 class ExceptionRequest(models.Model):
     class State(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -28,8 +35,12 @@ class ExceptionRequest(models.Model):
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
     # The current version's fields are on the current revision; ``days`` is denormalised
     # here so lists, policy checks and ordering need no join.
-    days = models.PositiveSmallIntegerField()
+    # NULL only for a request read from exceptions.yaml, which never records the days asked.
+    days = models.PositiveSmallIntegerField(null=True, blank=True)
     submitted_at = models.DateTimeField(help_text="When the request was sent (the email's date when ingested)")
+    thread_url = models.URLField(
+        max_length=500, blank=True, help_text="The mailing-list thread, as exceptions.yaml's 'thread' records it"
+    )
     tracking_status_before = models.CharField(max_length=32, blank=True, choices=Tracking.Status.choices)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -45,7 +56,9 @@ class ExceptionRequest(models.Model):
                 condition=Q(state__in=["pending", "approved"]),
                 name="one_live_request_per_kep_per_milestone",
             ),
-            models.CheckConstraint(condition=Q(days__gte=1), name="request_days_at_least_one"),
+            models.CheckConstraint(
+                condition=Q(days__isnull=True) | Q(days__gte=1), name="request_days_at_least_one_or_unrecorded"
+            ),
             models.CheckConstraint(
                 condition=Q(state__in=["pending", "approved", "rejected", "withdrawn"]), name="request_state_valid"
             ),
@@ -67,7 +80,7 @@ class ExceptionRequest(models.Model):
     @property
     def warnings(self) -> list[str]:
         limit = self.release.exception_warn_days
-        if self.days > limit:
+        if self.days is not None and self.days > limit:
             return [
                 f"{self.days} days requested: exceptions are meant to be days, not weeks "
                 f"(more than {limit} days needs a strong reason)."
@@ -89,7 +102,7 @@ class ExceptionRequestRevision(models.Model):
     sig = models.CharField(max_length=64, blank=True)
     issue_url = models.URLField(blank=True, max_length=500)
     pr_urls = models.JSONField(default=list, blank=True)
-    days = models.PositiveSmallIntegerField()
+    days = models.PositiveSmallIntegerField(null=True, blank=True)
     until_text = models.CharField(max_length=200, blank=True, help_text='As written: "EOD Friday CET"')
     until_zone = ZoneField(blank=True, help_text="The zone the requester named, if any")
     reason = models.TextField(blank=True)
@@ -101,11 +114,13 @@ class ExceptionRequestRevision(models.Model):
         ordering = ["request", "number"]
         constraints = [
             models.UniqueConstraint(fields=["request", "number"], name="one_revision_number_per_request"),
-            models.CheckConstraint(condition=Q(days__gte=1), name="revision_days_at_least_one"),
+            models.CheckConstraint(
+                condition=Q(days__isnull=True) | Q(days__gte=1), name="revision_days_at_least_one_or_unrecorded"
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"#{self.request_id} v{self.number}: {self.days} days"
+        return f"#{self.request_id} v{self.number}: {days_label(self.days)}"
 
 
 class SignOff(models.Model):
@@ -139,6 +154,9 @@ class Decision(models.Model):
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     decided_at = models.DateTimeField()
     note = models.TextField(blank=True)
+    # An approval normally grants a deadline. One read from sig-release's exceptions.yaml
+    # has none (the file never records it): granted_until is NULL and the grant is shown
+    # as "granted, deadline not recorded"; the KEP's deadline stays the milestone's own.
     granted_until = models.DateTimeField(null=True, blank=True)
     granted_zone = ZoneField(blank=True)
     # The freeze the grant extends, copied at decision time so the database can check
@@ -151,8 +169,9 @@ class Decision(models.Model):
                 condition=(
                     Q(outcome="approved", granted_until__isnull=False, freeze_at__isnull=False) & ~Q(granted_zone="")
                 )
+                | Q(outcome="approved", granted_until__isnull=True, freeze_at__isnull=True, granted_zone="")
                 | Q(outcome="rejected", granted_until__isnull=True),
-                name="decision_grant_matches_outcome",
+                name="decision_grant_matches_outcome_or_unrecorded",
             ),
             models.CheckConstraint(
                 condition=Q(granted_until__isnull=True) | Q(granted_until__gt=models.F("freeze_at")),
@@ -162,3 +181,27 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_outcome_display()} #{self.request_id}"
+
+    @property
+    def deadline_recorded(self) -> bool:
+        """False for an approval whose granted deadline nobody recorded (exceptions.yaml)."""
+        return self.outcome != self.Outcome.APPROVED or self.granted_until is not None
+
+
+UNRECORDED_GRANT = "granted, deadline not recorded"
+
+
+class ExceptionsYamlFile(models.Model):
+    """The last sig-release exceptions.yaml imported for a release, kept as text so the
+    export edits that file in place (comments, order and layout as the team wrote them)."""
+
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, related_name="exceptions_yaml")
+    text = models.TextField()
+    file_name = models.CharField(max_length=300, blank=True)
+    imported_at = models.DateTimeField()
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"exceptions.yaml of {self.release.slug}"
