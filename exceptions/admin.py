@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from exceptions.models import ExceptionRequest, ExceptionRequestRevision
+from exceptions.models import UNRECORDED_GRANT, Decision, ExceptionRequest, ExceptionRequestRevision
 from exceptions.services import (
     DECIDE_PERMISSION,
     RequestFields,
@@ -206,6 +206,14 @@ def _revision_rows(revisions: list[ExceptionRequestRevision], zone: str) -> list
     return rows
 
 
+def _granted_shown(decision: Decision | None) -> str:
+    if decision is None or decision.outcome != Decision.Outcome.APPROVED:
+        return ""
+    if decision.granted_until is None:
+        return UNRECORDED_GRANT
+    return tz.render(decision.granted_until, decision.granted_zone)
+
+
 @admin.register(ExceptionRequest)
 class ExceptionRequestAdmin(admin.ModelAdmin):
     form = SubmitForm
@@ -345,9 +353,7 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
             ],
             "decision": decision,
             "decided_at": tz.render(decision.decided_at, obj.release.zone) if decision else "",
-            "granted_until": (
-                tz.render(decision.granted_until, decision.granted_zone) if decision and decision.granted_until else ""
-            ),
+            "granted_until": _granted_shown(decision),
             "audit_rows": [
                 {
                     "row": row,

@@ -193,7 +193,11 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
     def prepare(self, instance: ExceptionRequest) -> None:
         """The deadline that applies to the KEP now, and what approving would grant."""
         decision = getattr(instance, "decision", None)
-        if instance.state == ExceptionRequest.State.APPROVED and decision is not None:
+        if (
+            instance.state == ExceptionRequest.State.APPROVED
+            and decision is not None
+            and decision.granted_until is not None
+        ):
             instance.effective_deadline, instance.effective_zone = decision.granted_until, decision.granted_zone
         else:
             instance.effective_deadline, instance.effective_zone = instance.milestone.deadline, instance.milestone.zone

@@ -173,7 +173,10 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
     kep = request.enhancement
     state = request.state
     decision = getattr(request, "decision", None) if state in ("approved", "rejected") else None
-    if state == "approved" and decision is not None:
+    unrecorded = state == "approved" and decision is not None and decision.granted_until is None
+    if unrecorded:  # granted, deadline not recorded (exceptions.yaml): the freeze's own is the known bound
+        instant, zone = milestone.deadline, milestone.zone
+    elif state == "approved" and decision is not None:
         if deadline is not None and deadline.is_extension:
             instant, zone = deadline.instant, deadline.zone
         else:  # the row changed between two reads; the decision is the truth
@@ -193,7 +196,12 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
     summary = f"[{release.slug}] {headline}{_summary_zone_suffix(zone)}"
 
     lines = [f"{label}: {kep.title} (SIG {kep.owning_sig}), exception request #{request.pk}: {state}."]
-    if state == "approved":
+    if unrecorded:
+        lines.append(
+            "Extension granted, deadline not recorded (read from sig-release's exceptions.yaml); "
+            f"shown at the {milestone.title} deadline: " + tz.render(instant, zone)
+        )
+    elif state == "approved":
         lines.append("Extended deadline: " + tz.render(instant, zone))
     elif state == "pending":
         lines.append(

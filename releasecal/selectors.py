@@ -28,13 +28,19 @@ class Deadline:
     original: dt.datetime
     exception_id: int | None = None
     enhancement_id: int | None = None
+    # False for an approval read from exceptions.yaml, which records no deadline: the
+    # instant is then the milestone's own (the one known bound), shown as such.
+    grant_recorded: bool = True
 
     @property
     def is_extension(self) -> bool:
         return self.source == "exception"
 
     def display(self) -> str:
-        return tz.render(self.instant, self.zone)
+        shown = tz.render(self.instant, self.zone)
+        if not self.grant_recorded:
+            shown += " (extension granted, deadline not recorded)"
+        return shown
 
 
 def release_get(*, slug: str) -> Release:
@@ -89,7 +95,8 @@ def effective_deadlines(
     """Effective deadline of every (enhancement, milestone) pair, in one query.
 
     The granted_until of an approved exception for that milestone, else the
-    milestone's own deadline. Keys are ``(enhancement_id, milestone_id)``.
+    milestone's own deadline (also for an approval whose deadline was not recorded,
+    marked ``grant_recorded=False``). Keys are ``(enhancement_id, milestone_id)``.
     """
     from exceptions.models import ExceptionRequest
 
@@ -109,7 +116,18 @@ def effective_deadlines(
     for enhancement in enhancements:
         for milestone, deadline in own:
             req = granted.get((enhancement.pk, milestone.pk))
-            if req is not None:
+            if req is not None and req.decision.granted_until is None:
+                result[(enhancement.pk, milestone.pk)] = Deadline(
+                    milestone=milestone,
+                    instant=deadline,
+                    zone=milestone.zone,
+                    source="exception",
+                    original=deadline,
+                    exception_id=req.pk,
+                    enhancement_id=enhancement.pk,
+                    grant_recorded=False,
+                )
+            elif req is not None:
                 result[(enhancement.pk, milestone.pk)] = Deadline(
                     milestone=milestone,
                     instant=req.decision.granted_until,

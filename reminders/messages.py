@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from exceptions.models import UNRECORDED_GRANT
 from releasecal import tz
 from slack_integration import mrkdwn
 
@@ -133,8 +134,10 @@ def _event_message(delivery, event: str, *, footer: str, late: str, now: dt.date
     if decision.outcome == "approved":
         return Message(
             headline=f"Exception request #{request.pk} for {what} was approved by {by}",
-            deadline_sentence=deadline_sentence(
-                f"New deadline for {milestone.title}", decision.granted_until, decision.granted_zone
+            deadline_sentence=(
+                deadline_sentence(f"New deadline for {milestone.title}", decision.granted_until, decision.granted_zone)
+                if decision.granted_until is not None
+                else f"Extension of {milestone.title} {UNRECORDED_GRANT}."
             ),
             lines=note,
             link=kep.issue_url or link,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exceptions.models import ExceptionRequest
+from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
 from exceptions.services import default_granted_until
 from releasecal import tz
 from slack_integration.mrkdwn import context, escape, fallback, header, section
@@ -20,6 +20,8 @@ def decision_sentence(request: ExceptionRequest) -> str:
     decision = getattr(request, "decision", None)
     if request.state == ExceptionRequest.State.APPROVED and decision is not None:
         who = escape(decision.decided_by.get_username()) if decision.decided_by else "the release team"
+        if decision.granted_until is None:
+            return f":white_check_mark: *Approved* by {who}: extension {UNRECORDED_GRANT}."
         return (
             f":white_check_mark: *Approved* by {who}. KEP-{request.enhancement.number} may land until "
             f"{tz.render(decision.granted_until, decision.granted_zone)}."
@@ -41,7 +43,7 @@ def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
     revision = request.current
     lines = [
         f"*Milestone:* {escape(milestone.title)}, {tz.render(milestone.deadline, milestone.zone)}",
-        f"*Days requested:* {request.days}"
+        f"*Days requested:* {days_label(request.days)}"
         + (f" (until {escape(revision.until_text)})" if revision is not None and revision.until_text else ""),
         f"*Requested by:* {escape(request.requester_label)} on {tz.render(request.submitted_at, request.release.zone)}",
     ]

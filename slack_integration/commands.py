@@ -12,7 +12,7 @@ import re
 
 from django.http import HttpRequest, JsonResponse
 
-from exceptions.models import ExceptionRequest
+from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
 from releasecal import selectors, tz
 from releasecal.api import deadlines_next
 from releasecal.errors import DomainError
@@ -137,11 +137,14 @@ def cmd_kep(args: list[str], identity: SlackIdentity | None) -> dict:
 def _request_line(request: ExceptionRequest, viewer: str | None) -> str:
     line = (
         f"#{request.pk} {escape(request.milestone.title)} ({escape(request.release.slug)}), "
-        f"{request.days} days: *{request.state}*"
+        f"{days_label(request.days)}: *{request.state}*"
     )
     decision = getattr(request, "decision", None)
     if request.state == ExceptionRequest.State.APPROVED and decision is not None:
-        line += f" until {_when(decision.granted_until, decision.granted_zone, viewer)}"
+        if decision.granted_until is None:
+            line += f", {UNRECORDED_GRANT}"
+        else:
+            line += f" until {_when(decision.granted_until, decision.granted_zone, viewer)}"
     return line
 
 
