@@ -9,6 +9,7 @@ is the end of that day in the zone's region: docs/schedule-format.md).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 from pathlib import Path
@@ -353,3 +354,29 @@ def test_one_bad_file_in_a_directory_saves_nothing_of_the_others(db, tmp_path):
     with pytest.raises(CommandError, match=r"1 file\(s\) cannot be imported; nothing was imported"):
         call_command("import_schedule", str(tmp_path))
     assert Release.objects.count() == 0
+
+
+# ------------------------------------------- against the independent reading
+
+SHARED_JSON = READMES.parent / "k8s-schedules.json"
+
+
+def test_the_readmes_agree_with_the_independent_reading_in_k8s_schedules_json(history):
+    """k8s-schedules.json is a reading of the 1.29, 1.30 and 1.33 READMEs made apart
+    from this code: every row is here with the same instant or date, and every row its
+    notes flag (wrong label, mismatch, summary conflict, missing year) has a warning."""
+    data = json.loads(SHARED_JSON.read_text())
+    checked = flagged = 0
+    for slug, rows in data["releases"].items():
+        warned = {w.title for w in history[slug][1]}
+        for row in rows:
+            m = milestone(history, slug, row["name"])
+            if row["utc_iso"]:
+                assert m.at == utc(row["utc_iso"]), (slug, row["name"])
+            else:
+                assert (m.at, m.on_date.isoformat()) == (None, row["date"]), (slug, row["name"])
+            checked += 1
+            if re.search(r"wrong|mismatch|CONFLICT|year missing", row["notes"], re.I):
+                assert row["name"] in warned, (slug, row["name"], row["notes"])
+                flagged += 1
+    assert (checked, flagged) == (114, 9)

@@ -329,3 +329,45 @@ def test_it_refuses_a_naive_datetime_where_an_instant_is_expected(call):
 
 def test_utc_now_is_aware():
     assert tz.utc_now().utcoffset() == dt.timedelta(0)
+
+
+# ------------------------------------------------------------------ zone labels
+
+
+@pytest.mark.parametrize(
+    ("label", "zone"),
+    [("PDT", "America/Los_Angeles"), ("pst", "America/Los_Angeles"), ("Pacific", "America/Los_Angeles"),
+     ("UTC", "UTC"), ("AoE", "AoE"), ("BST", "Europe/London"), ("CEST", "Europe/Berlin"), ("HKT", None)],
+)  # fmt: skip
+def test_a_written_label_names_the_zone_of_its_clock(label, zone):
+    assert tz.zone_for_label(label) == zone
+
+
+@pytest.mark.parametrize(
+    ("label", "when", "actual"),
+    [
+        ("PST", dt.datetime(2018, 6, 6, 6, 59, tzinfo=dt.UTC), "PDT"),  # "EOD PST" in June
+        ("PDT", dt.datetime(2023, 11, 15, 1, tzinfo=dt.UTC), "PST"),  # PDT after the clocks went back
+        ("PST", dt.datetime(2018, 1, 23, 7, 59, tzinfo=dt.UTC), None),
+        ("PT", dt.datetime(2018, 6, 6, 6, 59, tzinfo=dt.UTC), None),  # no season named
+    ],
+)
+def test_a_label_out_of_season_is_told_apart_from_one_that_fits(label, when, actual):
+    assert tz.label_out_of_season(label, when, "America/Los_Angeles") == actual
+
+
+def test_the_end_of_a_day_is_still_that_day_in_its_own_season():
+    # 10 March 2024: Los Angeles springs forward; the day ends at 00:00 PDT on the 11th.
+    last = tz.end_of_day_in_force(dt.date(2024, 3, 10), "America/Los_Angeles")
+    assert last == dt.datetime(2024, 3, 11, 6, 59, 59, 999999, tzinfo=dt.UTC)
+    assert tz.abbreviation(last, "America/Los_Angeles") == "PDT"
+    assert tz.deadline_day(tz.end_of_day(dt.date(2024, 3, 10), "America/Los_Angeles"), "America/Los_Angeles") == (
+        dt.date(2024, 3, 10)
+    )
+
+
+def test_label_offsets_give_both_seasons_of_a_zone():
+    assert tz.label_offsets("America/Los_Angeles", 2024) == {
+        "PST": dt.timedelta(hours=-8),
+        "PDT": dt.timedelta(hours=-7),
+    }
