@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
-export DJANGO_SETTINGS_MODULE ?= releasecal.settings
+export DJANGO_SETTINGS_MODULE ?= config.settings.base
 
 .PHONY: run test lint install migrate demo clean image-tools image-test
 
@@ -30,7 +30,7 @@ demo: migrate
 # it stops with the server.
 run: export DEBUG ?= 1
 run: demo
-	$(VENV)/bin/celery -A releasecal worker --beat --concurrency 2 --loglevel INFO & worker=$$!; \
+	$(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) manage.py runserver 127.0.0.1:8000
 

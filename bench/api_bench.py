@@ -38,7 +38,7 @@ KEP = 50_000
 ROWS = 300
 
 SETTINGS_MODULE = """
-from releasecal.settings import *  # noqa: F403
+from config.settings.base import *  # noqa: F403
 
 ROOT_URLCONF = "api_bench_urls"
 REST_FRAMEWORK = {
@@ -61,7 +61,7 @@ class MinimalApi(APIView):
         return Response({"ok": True})
 
 
-urlpatterns = [path("bench/minimal/", MinimalApi.as_view()), path("", include("releasecal.urls"))]
+urlpatterns = [path("bench/minimal/", MinimalApi.as_view()), path("", include("config.urls"))]
 """
 
 
@@ -201,7 +201,7 @@ def main() -> None:
         port = free_port()
         gunicorn = Path(sys.executable).with_name("gunicorn")
         server = subprocess.Popen(
-            [str(gunicorn), "releasecal.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", str(args.workers),
+            [str(gunicorn), "config.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", str(args.workers),
              "--log-level", "warning"],
             env=env, cwd=ROOT,
         )  # fmt: skip

@@ -48,7 +48,7 @@ def free_port() -> int:
 def environment(workdir: Path) -> dict[str, str]:
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "releasecal.settings_production",
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "SECRET_KEY": secrets.token_urlsafe(64),
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
@@ -136,7 +136,7 @@ def cold_render_ms(path: str, runs: int = 5) -> tuple[float, bytes, str]:
     from django.core.cache import cache
     from django.test import Client
 
-    from releasecal import feeds
+    from feeds import views as feeds
 
     client = Client(SERVER_NAME="127.0.0.1")
     timings = []
@@ -248,7 +248,7 @@ def main() -> None:
         connections.close_all()
 
         port = free_port()
-        command = [str(Path(sys.executable).parent / "gunicorn"), "releasecal.wsgi:application"]
+        command = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application"]
         command += ["--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--worker-class", "sync"]
         command += ["--log-level", "warning"]
         gunicorn = subprocess.Popen(

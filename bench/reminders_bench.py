@@ -61,7 +61,7 @@ def main() -> int:
     _recreate_database(base_url, db_name)
     os.environ["DATABASE_URL"] = db_url
     os.environ["CELERY_BROKER_URL"] = broker
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "releasecal.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
 
     import django

@@ -82,7 +82,7 @@ def main() -> int:
     port = free_port()
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "releasecal.settings_production",
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "SECRET_KEY": secrets.token_urlsafe(60),
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "0",
@@ -112,7 +112,7 @@ def main() -> int:
 
     base = f"http://127.0.0.1:{port}"
     gunicorn = subprocess.Popen(
-        [str(Path(python).parent / "gunicorn"), "--config", "docker/gunicorn.conf.py", "releasecal.wsgi:application"],
+        [str(Path(python).parent / "gunicorn"), "--config", "docker/gunicorn.conf.py", "config.wsgi:application"],
         cwd=ROOT, env={**env, "GUNICORN_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

@@ -30,7 +30,7 @@ class RedactingLogger(Logger):
     """Access lines must not carry personal feed tokens or API keys."""
 
     def atoms(self, resp, req, environ, request_time):
-        from releasecal.logging import redact
+        from config.logging import redact
 
         atoms = super().atoms(resp, req, environ, request_time)
         return {key: redact(value) if isinstance(value, str) else value for key, value in atoms.items()}

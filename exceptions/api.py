@@ -2,7 +2,7 @@
 
 Views parse input and call ``exceptions.services``, the same functions the admin and
 Slack call, so the rules and their messages are the same everywhere. Errors are
-``DomainError``s mapped to ``{"message", "extra"}`` by ``releasecal.api_common``.
+``DomainError``s mapped to ``{"message", "extra"}`` by ``api.common``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from exceptions import services
-from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
-from releasecal import selectors, tz
-from releasecal.api_common import (
+from api.common import (
     TZ_PARAMETER,
     TimeAwareOutputSerializer,
     add_instant,
@@ -33,6 +30,9 @@ from releasecal.api_common import (
     text_or_none,
     viewer_zone,
 )
+from exceptions import services
+from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
+from releasecal import selectors, tz
 from releasecal.errors import NotAllowed, NotFound, ValidationFailed
 from releasecal.models import Enhancement, Milestone
 

@@ -444,7 +444,3 @@ class AuditLogAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-
-# Personal feed tokens have their own module (releasecal/admin_feeds.py).
-from releasecal import admin_feeds  # noqa: E402, F401

@@ -2,7 +2,7 @@
 
 One view per operation with nested output serializers; reads go through
 ``releasecal.selectors``. Every instant comes as ``x``, ``x_local`` and (with ``?tz=``)
-``x_viewer`` (see ``releasecal.api_common``).
+``x_viewer`` (see ``api.common``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from releasecal import selectors, tz
-from releasecal.api_common import (
+from api.common import (
     TZ_PARAMETER,
     StrictBooleanFilter,
     TimeAwareOutputSerializer,
@@ -34,6 +33,7 @@ from releasecal.api_common import (
     text_or_none,
     viewer_zone,
 )
+from releasecal import selectors, tz
 from releasecal.errors import NotFound, ValidationFailed
 from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release, Tracking
 

@@ -291,33 +291,3 @@ class AuditLog(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("Audit log rows are immutable.")
-
-
-class FeedToken(models.Model):
-    """The secret in a personal feed URL (/calendar/u/<token>.ics).
-
-    Only the SHA-256 of the token is stored: the token itself is shown once, when it is
-    created or rotated. Rotating revokes the old row and creates a new one, so the
-    history of who had which feed stays visible without keeping any secret.
-    """
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="feed_tokens")
-    label = models.CharField(max_length=100, blank=True, help_text='Where it is used, e.g. "work laptop"')
-    token_hash = models.CharField(max_length=64, unique=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
-    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
-    replaced_by = models.OneToOneField(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaces", editable=False
-    )
-
-    class Meta:
-        ordering = ["user", "-created_at", "-id"]
-
-    def __str__(self) -> str:
-        state = "revoked" if self.revoked_at else "active"
-        return f"Feed token #{self.pk} of {self.user} ({self.label or 'no label'}, {state})"
-
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None

@@ -113,7 +113,7 @@ def fake_slack(settings):
 @pytest.fixture
 def eager_celery():
     """Run queued tasks inline (only inside these tests)."""
-    from releasecal.celery import app
+    from config.celery import app
 
     saved = app.conf.task_always_eager, app.conf.task_eager_propagates
     app.conf.task_always_eager, app.conf.task_eager_propagates = True, True

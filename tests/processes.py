@@ -34,7 +34,7 @@ def production_env(**extra: str) -> dict[str, str]:
     """The environment of a production process: production settings and a random key."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
     env.update(
-        DJANGO_SETTINGS_MODULE="releasecal.settings_production",
+        DJANGO_SETTINGS_MODULE="config.settings.production",
         SECRET_KEY=secrets.token_urlsafe(60),
         ALLOWED_HOSTS="127.0.0.1,localhost,releasecal.example.org",
         PATH=f"{VENV_BIN}:{env.get('PATH', '')}",

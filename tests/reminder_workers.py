@@ -1,6 +1,6 @@
 """Real Celery workers for the reminder system tests and the bench.
 
-A worker is a subprocess (``celery -A releasecal worker``) in its own session, so it can
+A worker is a subprocess (``celery -A config worker``) in its own session, so it can
 be killed with SIGKILL as a whole (main process and pool children), the way a machine
 or container dies. It talks to the same database as the caller.
 """

@@ -12,6 +12,7 @@ import datetime as dt
 import pytest
 from rest_framework import serializers
 
+from api.common import TimeAwareOutputSerializer
 from exceptions import api as exceptions_api
 from exceptions.models import ExceptionRequest
 from exceptions.services import (
@@ -23,7 +24,6 @@ from exceptions.services import (
     exception_request_submit,
 )
 from releasecal import api as releasecal_api
-from releasecal.api_common import TimeAwareOutputSerializer
 from releasecal.models import Enhancement
 from releasecal.services import enhancement_upsert, tracking_set
 

@@ -17,8 +17,9 @@ from django.utils.http import http_date
 
 from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision
 from exceptions.services import exception_request_approve, exception_request_withdraw
-from releasecal import feeds, tz
-from releasecal.feed_services import feed_token_create, feed_token_revoke, feed_token_rotate
+from feeds import views as feeds
+from feeds.services import feed_token_create, feed_token_revoke, feed_token_rotate
+from releasecal import tz
 from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release, Tracking
 from releasecal.services import milestone_save
 
@@ -377,7 +378,7 @@ def test_wrong_and_revoked_tokens_take_the_same_path(owner, monkeypatch):
     compared in constant time, so response time cannot tell them apart."""
     import hmac
 
-    from releasecal import feed_selectors
+    from feeds import selectors as feed_selectors
 
     calls = []
     real = hmac.compare_digest

@@ -14,9 +14,11 @@ from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
 from exceptions.models import Decision, ExceptionRequest
-from releasecal import feed_generation, feeds, tz
-from releasecal.feed_generation import feed_generation_current, writes_feed_data
-from releasecal.feed_services import feed_token_create
+from feeds import cache as feed_generation
+from feeds import views as feeds
+from feeds.cache import feed_generation_current, writes_feed_data
+from feeds.services import feed_token_create
+from releasecal import tz
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
 from tests.test_feeds import redis_url
 

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from releasecal.feed_services import feed_token_create
-from releasecal.models import FeedToken
+from feeds.models import FeedToken
+from feeds.services import feed_token_create
 
 URL_RE = re.compile(r"http://127\.0\.0\.1:8000/calendar/u/([-\w]+)\.ics")
 
@@ -33,7 +33,7 @@ def messages_text(response) -> str:
 
 def test_the_admin_creates_a_token_and_shows_its_url_once(admin_client, release, requester):
     response = admin_client.post(
-        "/admin/releasecal/feedtoken/add/", {"user": requester.pk, "label": "phone"}, follow=True
+        "/admin/feeds/feedtoken/add/", {"user": requester.pk, "label": "phone"}, follow=True
     )
     assert response.status_code == 200
     match = URL_RE.search(messages_text(response))
@@ -42,8 +42,8 @@ def test_the_admin_creates_a_token_and_shows_its_url_once(admin_client, release,
     assert row.label == "phone"
     assert Client().get(f"/calendar/u/{match[1]}.ics").status_code == 200
     # The list and the change page never show it again.
-    listing = admin_client.get("/admin/releasecal/feedtoken/").content.decode()
-    change = admin_client.get(f"/admin/releasecal/feedtoken/{row.pk}/change/").content.decode()
+    listing = admin_client.get("/admin/feeds/feedtoken/").content.decode()
+    change = admin_client.get(f"/admin/feeds/feedtoken/{row.pk}/change/").content.decode()
     assert match[1] not in listing
     assert match[1] not in change
     assert row.token_hash not in change
@@ -52,7 +52,7 @@ def test_the_admin_creates_a_token_and_shows_its_url_once(admin_client, release,
 def test_the_admin_rotate_action_replaces_the_url(admin_client, release, requester):
     old = feed_token_create(user=requester)
     response = admin_client.post(
-        "/admin/releasecal/feedtoken/",
+        "/admin/feeds/feedtoken/",
         {"action": "rotate_selected", "_selected_action": [old.row.pk]},
         follow=True,
     )
@@ -66,7 +66,7 @@ def test_the_admin_rotate_action_replaces_the_url(admin_client, release, request
 def test_the_admin_revoke_action(admin_client, release, requester):
     issued = feed_token_create(user=requester)
     admin_client.post(
-        "/admin/releasecal/feedtoken/", {"action": "revoke_selected", "_selected_action": [issued.row.pk]}
+        "/admin/feeds/feedtoken/", {"action": "revoke_selected", "_selected_action": [issued.row.pk]}
     )
     assert Client().get(f"/calendar/u/{issued.token}.ics").status_code == 404
 

@@ -11,7 +11,7 @@ import pytest
 from django.db import OperationalError
 from django.test import override_settings
 
-from releasecal.logging import JsonFormatter, RedactSecretsFilter, redact
+from config.logging import JsonFormatter, RedactSecretsFilter, redact
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 DEAD_REDIS = "redis://127.0.0.1:1/0"
@@ -40,7 +40,7 @@ def test_healthz_is_503_when_redis_is_down(client):
 
 @pytest.mark.django_db
 def test_healthz_is_503_when_the_database_is_down(client):
-    with mock.patch("releasecal.health.connection.cursor", side_effect=OperationalError("connection refused")):
+    with mock.patch("config.health.connection.cursor", side_effect=OperationalError("connection refused")):
         response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["checks"]["database"] == "unavailable"

@@ -30,8 +30,9 @@ from exceptions.services import (
     exception_request_submit,
     exception_request_withdraw,
 )
-from releasecal import feeds, tz
-from releasecal.feed_services import feed_token_create
+from feeds import views as feeds
+from feeds.services import feed_token_create
+from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone
 from releasecal.services import enhancement_upsert, milestone_cancel, milestone_create, tracking_set
 from tests.feeds_data import aoe_release

@@ -556,7 +556,7 @@ def test_kep_page_queries_do_not_grow_with_history(client, django_assert_num_que
 
 @pytest.mark.django_db
 def test_timeline_labels_never_overlap_within_a_lane():
-    from releasecal.timeline import CHAR_WIDTH, CHAR_WIDTH_PAST, timeline_layout
+    from pages.timeline import CHAR_WIDTH, CHAR_WIDTH_PAST, timeline_layout
 
     release = build_cycle()
     grow(release, 12)  # a dozen milestones within hours of each other

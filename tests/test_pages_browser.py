@@ -21,10 +21,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.conf import settings
 
+from pages.views import TZ_COOKIE
 from releasecal import tz
 from releasecal.models import Milestone, Release
 from releasecal.services import groups_ensure, milestone_kinds_ensure
-from releasecal.views import TZ_COOKIE
 from tests.test_pages import build_cycle
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from demo.data import CURRENT, current_cycle_schedule
 from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, SignOff
 from releasecal import tz
-from releasecal.demo import CURRENT, current_cycle_schedule
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, Release, Tracking
 
 COUNTED = [

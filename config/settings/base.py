@@ -1,0 +1,274 @@
+"""Settings, read from the environment in one place.
+
+The embedded default (no variables set) is a development setup: SQLite, local-memory
+cache, a file-system Celery broker and console email. Production sets DATABASE_URL,
+REDIS_URL, SECRET_KEY, ALLOWED_HOSTS and DEBUG=0 (see docker/.env.example).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(os.environ.get("RELEASECAL_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+DEV_SECRET_KEY = "dev-only-not-secret-releasecal-embedded-default"  # noqa: S105 (refused when DEBUG is off)
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET_KEY)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+# The host part of calendar UIDs: stable across deployments of the same instance.
+SITE_HOST = os.environ.get("SITE_HOST", "releasecal.local")
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    # Inner to outer: the schedule domain, the exception workflow, reminders, then the
+    # faces (feeds, pages, the shared API parts, Slack), the demo and the project's wiring.
+    "releasecal",
+    "exceptions",
+    "reminders",
+    "feeds",
+    "pages",
+    "api",
+    "slack_integration",
+    "demo",
+    "config",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Calendar feeds need nothing below: served here, like WhiteNoise serves static files.
+    "feeds.views.FeedFastPathMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'releasecal.sqlite3'}",
+        conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")),
+        conn_health_checks=True,
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "releasecal"),
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# Hashed, compressed static files need `collectstatic`: production turns them on
+# (settings_production); development and tests serve the plain files.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+LOGIN_URL = "/admin/login/"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "api.common.Pagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "api.common.exception_handler",
+    # Counters live in Django's default cache (Redis when REDIS_URL is set), so the
+    # limit holds across gunicorn workers and web replicas.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "api.common.AnonThrottle",
+        "api.common.UserThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("API_THROTTLE_ANON", "600/min"),
+        "user": os.environ.get("API_THROTTLE_USER", "3000/min"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "releasecal API",
+    "DESCRIPTION": "The calendar and rulebook of a release cycle.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Email: EMAIL_URL such as smtp://user:pass@host:587 or console:// (the default).
+EMAIL_URL = os.environ.get("EMAIL_URL", "console://")
+if EMAIL_URL.startswith("console:"):
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+elif EMAIL_URL.startswith("locmem:"):
+    EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+else:
+    from urllib.parse import unquote, urlparse
+
+    _email = urlparse(EMAIL_URL)
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = _email.hostname or "localhost"
+    EMAIL_PORT = _email.port or 25
+    EMAIL_HOST_USER = unquote(_email.username or "")
+    EMAIL_HOST_PASSWORD = unquote(_email.password or "")
+    EMAIL_USE_TLS = _email.scheme in {"smtp+tls", "submission"} or EMAIL_PORT == 587
+    EMAIL_USE_SSL = _email.scheme == "smtps"
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "releasecal <releasecal@localhost>")
+
+SLACK_SIGNING_SECRET = os.environ.get("SLACK_SIGNING_SECRET", "")
+SLACK_BOT_TOKEN = os.environ.get("SLACK_BOT_TOKEN", "")
+SLACK_API_URL = os.environ.get("SLACK_API_URL", "https://slack.com/api/")
+# Where new exception requests are posted with Approve / Reject buttons (a channel id).
+SLACK_RELEASE_TEAM_CHANNEL = os.environ.get("SLACK_RELEASE_TEAM_CHANNEL", "")
+
+# Celery. Production: Redis (CELERY_BROKER_URL, else REDIS_URL). The embedded default
+# needs nothing installed: kombu's file-system transport under var/celery/.
+# (The host in "filesystem://localhost/" is ignored; without one kombu warns on every use.)
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://localhost/"
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _celery_dir = VAR_DIR / "celery"
+    for _sub in ("queue", "processed"):
+        (_celery_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_celery_dir / "queue"),
+        "data_folder_out": str(_celery_dir / "queue"),
+        "processed_folder": str(_celery_dir / "processed"),
+        "control_folder": str(_celery_dir / "control"),
+        "store_processed": False,
+    }
+else:
+    # Longer than any task may run (time limits below): a message unacknowledged this
+    # long is redelivered. Nothing is scheduled with an ETA, so none outlives it.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Publishing happens on commit in web requests: with the broker down, give up within a
+# couple of seconds (the minute sweep queues whatever was not) instead of hanging.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+# The queue web, beat and workers share; give each deployment (or test run) its own
+# when several share one Redis database.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_TASK_SOFT_TIME_LIMIT = 240
+CELERY_TASK_TIME_LIMIT = 300
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# One entry: every minute, find due deliveries and queue one send task per delivery.
+CELERY_BEAT_SCHEDULE = {
+    "reminders-sweep": {"task": "reminders.sweep", "schedule": 60.0, "options": {"expires": 55}},
+}
+
+# Reminders (see docs/reminders.md).
+REMINDERS_GRACE_MINUTES = int(os.environ.get("REMINDERS_GRACE_MINUTES", "30"))
+REMINDERS_LEASE_SECONDS = int(os.environ.get("REMINDERS_LEASE_SECONDS", "300"))
+REMINDERS_SEND_TIME_LIMIT = max(2, int(REMINDERS_LEASE_SECONDS * 0.8))
+REMINDERS_SEND_SOFT_TIME_LIMIT = max(1, int(REMINDERS_LEASE_SECONDS * 0.6))
+REMINDERS_REQUEUE_SECONDS = int(os.environ.get("REMINDERS_REQUEUE_SECONDS", "300"))
+REMINDERS_MAX_ATTEMPTS = int(os.environ.get("REMINDERS_MAX_ATTEMPTS", "6"))
+REMINDERS_RETRY_BASE_SECONDS = float(os.environ.get("REMINDERS_RETRY_BASE_SECONDS", "60"))
+REMINDERS_RETRY_MAX_SECONDS = float(os.environ.get("REMINDERS_RETRY_MAX_SECONDS", "3600"))
+REMINDERS_HTTP_TIMEOUT = float(os.environ.get("REMINDERS_HTTP_TIMEOUT", "10"))
+REMINDERS_HTTP_TRIES = int(os.environ.get("REMINDERS_HTTP_TRIES", "3"))
+REMINDERS_HTTP_BACKOFF_BASE = float(os.environ.get("REMINDERS_HTTP_BACKOFF_BASE", "0.5"))
+REMINDERS_HTTP_BACKOFF_MAX = float(os.environ.get("REMINDERS_HTTP_BACKOFF_MAX", "8"))
+REMINDERS_RELEASE_TEAM_EMAIL = os.environ.get("REMINDERS_RELEASE_TEAM_EMAIL", "release-team@example.com")
+REMINDERS_RELEASE_TEAM_SLACK_CHANNEL = os.environ.get("REMINDERS_RELEASE_TEAM_SLACK_CHANNEL", "release-team")
+EXCEPTION_NUDGE_AFTER_HOURS = float(os.environ.get("EXCEPTION_NUDGE_AFTER_HOURS", "24"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"redact": {"()": "config.logging.RedactSecretsFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "config.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
+            "formatter": os.environ.get("LOG_FORMAT", "plain"),
+            "filters": ["redact"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django": {"handlers": ["console"], "level": "INFO", "propagate": False}},
+}

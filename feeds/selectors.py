@@ -1,0 +1,270 @@
+"""Reads behind the calendar feeds: what each feed contains and the personal-token
+lookup.
+
+A feed is described by a ``FeedScope``: the releases whose milestones it shows and the
+exception requests whose extension events it shows. Two reads use a scope:
+
+- ``feed_missing_subject`` — whether the feed's subject (release, KEP, SIG) exists
+  (one query each; a 404 otherwise).
+- ``feed_build`` — a fixed number of queries whatever the number of events.
+
+Freshness is not decided here: ``feeds.cache`` changes the cache key on
+every write to a table ``feed_build`` reads (keep its ``watched_tables`` in step).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from django.conf import settings
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from exceptions.models import ExceptionRequest, ExceptionRequestRevision
+from feeds import ical
+from feeds.models import FeedToken
+from feeds.services import feed_token_hash
+from releasecal import tz
+from releasecal.errors import NotFound
+from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release
+from releasecal.selectors import effective_deadlines
+
+# last_used_at is written at most this often per token, so a feed poll is not a write.
+LAST_USED_RESOLUTION = dt.timedelta(hours=1)
+
+
+@dataclass
+class FeedScope:
+    key: str  # identity in the cache key: "release:1.31", "user:17" (never a token)
+    kind: str  # release, sig, kep, all, user
+    filename: str
+    private: bool
+    releases: QuerySet[Release]
+    requests: QuerySet[ExceptionRequest] | None
+    # Each must hold at least one row, else the feed is a 404 with that message
+    # (checked in this order when the feed is built; a 404 is never cached).
+    subjects: list[tuple[QuerySet, str]] = field(default_factory=list)
+    sig: str = ""
+    number: int | None = None
+    user_label: str = ""
+
+
+# ------------------------------------------------------------------------ scopes
+# Building querysets costs more than serving a warm feed, so scopes are memoised by
+# their arguments. Querysets are only ever cloned (``.filter``,
+# ``.values``, ``.order_by``), never evaluated in place, so sharing them is safe.
+
+
+def _sig_q(sig: str, prefix: str = "") -> Q:
+    # participating_sigs is a JSON list; matching its text for '"<sig>"' works on
+    # SQLite and PostgreSQL alike (JSON containment does not exist on SQLite).
+    return Q(**{f"{prefix}owning_sig": sig}) | Q(**{f"{prefix}participating_sigs__icontains": f'"{sig}"'})
+
+
+@lru_cache(maxsize=1024)
+def feed_scope_release(*, slug: str) -> FeedScope:
+    releases = Release.objects.filter(slug=slug)
+    return FeedScope(
+        key=f"release:{slug}",
+        kind="release",
+        filename=f"releasecal-{slug}.ics",
+        private=False,
+        releases=releases,
+        requests=None,
+        subjects=[(releases, f"No release {slug!r}. Release feeds are at /calendar/<release>.ics.")],
+    )
+
+
+@lru_cache(maxsize=1024)
+def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
+    releases = Release.objects.filter(slug=slug)
+    return FeedScope(
+        key=f"sig:{slug}:{sig}",
+        kind="sig",
+        filename=f"releasecal-{slug}-sig-{sig}.ics",
+        private=False,
+        releases=releases,
+        requests=ExceptionRequest.objects.filter(release__slug=slug).filter(_sig_q(sig, "enhancement__")),
+        subjects=[
+            (releases, f"No release {slug!r}."),
+            (Enhancement.objects.filter(_sig_q(sig)), f"No KEP belongs to SIG {sig!r}."),
+        ],
+        sig=sig,
+    )
+
+
+@lru_cache(maxsize=1024)
+def feed_scope_kep(*, number: int) -> FeedScope:
+    in_kep = Q(tracking__enhancement__number=number) | Q(exception_requests__enhancement__number=number)
+    releases = Release.objects.filter(pk__in=Release.objects.filter(in_kep).values("pk"))
+    return FeedScope(
+        key=f"kep:{number}",
+        kind="kep",
+        filename=f"releasecal-kep-{number}.ics",
+        private=False,
+        releases=releases,
+        requests=ExceptionRequest.objects.filter(enhancement__number=number),
+        subjects=[(Enhancement.objects.filter(number=number), f"No KEP {number}.")],
+        number=number,
+    )
+
+
+@lru_cache(maxsize=1024)
+def feed_scope_all() -> FeedScope:
+    return FeedScope(
+        key="all",
+        kind="all",
+        filename="releasecal-all.ics",
+        private=False,
+        releases=Release.objects.all(),
+        requests=None,
+    )
+
+
+def feed_scope_user(*, user) -> FeedScope:
+    """A user's KEPs (EnhancementOwner.user) and the releases they lead."""
+    return _feed_scope_user(user_id=user.pk, username=user.get_username())
+
+
+@lru_cache(maxsize=1024)
+def _feed_scope_user(*, user_id: int, username: str) -> FeedScope:
+    owned = EnhancementOwner.objects.filter(user_id=user_id)
+    kep_ids = owned.values("enhancement_id")
+    releases = Release.objects.filter(
+        pk__in=Release.objects.filter(
+            Q(leads__id=user_id) | Q(tracking__enhancement__in=kep_ids) | Q(exception_requests__enhancement__in=kep_ids)
+        ).values("pk")
+    )
+    return FeedScope(
+        # The username is in the calendar's name: a new one is a new key.
+        key=f"user:{user_id}:{hashlib.sha256(username.encode()).hexdigest()[:12]}",
+        kind="user",
+        filename="releasecal-my-feed.ics",
+        private=True,
+        releases=releases,
+        requests=ExceptionRequest.objects.filter(enhancement__in=kep_ids),
+        user_label=username,
+    )
+
+
+def feed_missing_subject(scope: FeedScope) -> str:
+    """The 404 message of the first subject that does not exist, or "" (one query each)."""
+    for qs, message in scope.subjects:
+        if not qs.exists():
+            return message
+    return ""
+
+
+# -------------------------------------------------------------------------- build
+
+
+@dataclass(frozen=True)
+class BuiltFeed:
+    body: bytes
+    last_modified: dt.datetime  # newest data timestamp, UTC
+    event_count: int
+
+
+def _calendar_name(scope: FeedScope, releases: list[Release], kep: Enhancement | None) -> tuple[str, str]:
+    if scope.kind == "release" and releases:
+        release = releases[0]
+        return f"{release.name or release.slug} (releasecal)", f"Milestones of {release.name or release.slug}."
+    if scope.kind == "sig" and releases:
+        release = releases[0]
+        return (
+            f"SIG {scope.sig}, {release.name or release.slug} (releasecal)",
+            f"Milestones of {release.name or release.slug} and the effective deadlines of SIG {scope.sig}'s KEPs.",
+        )
+    if scope.kind == "kep":
+        title = f"KEP-{scope.number}" + (f": {kep.title}" if kep else "")
+        return f"{title} (releasecal)", f"Milestones and effective deadlines of {title}."
+    if scope.kind == "user":
+        return (
+            f"My KEPs and releases, {scope.user_label} (releasecal)",
+            "The KEPs you own and the releases you lead.",
+        )
+    return "All releases (releasecal)", "Milestones of every release."
+
+
+def feed_build(scope: FeedScope) -> BuiltFeed:
+    """Render the feed: 3 queries (releases, milestones, KEP) plus 2 when it has
+    extension events (requests, effective deadlines), however many events."""
+    host, site_url = settings.SITE_HOST, settings.SITE_URL
+    releases = list(scope.releases.order_by("start_date", "slug"))
+    milestones = list(
+        Milestone.objects.filter(release__in=[r.pk for r in releases])
+        .select_related("release", "kind")
+        .order_by("at", "on_date", "id")
+    )
+    kep = None
+    if scope.kind == "kep":
+        kep = Enhancement.objects.filter(number=scope.number).first()
+    events = [ical.milestone_event(m, host=host, site_url=site_url) for m in milestones]
+    stamps = [r.updated_at for r in releases] + [m.updated_at for m in milestones]
+    if scope.requests is not None:
+        revision_count = Subquery(
+            ExceptionRequestRevision.objects.filter(request=OuterRef("pk"))
+            .order_by()
+            .values("request")
+            .annotate(n=Coalesce(Count("pk"), 0))
+            .values("n")
+        )
+        requests = list(
+            scope.requests.select_related(
+                "release", "enhancement", "milestone", "milestone__release", "milestone__kind", "decision"
+            )
+            .annotate(revision_count=revision_count)
+            .order_by("pk")
+        )
+        deadlines = effective_deadlines(
+            milestones={r.milestone_id: r.milestone for r in requests}.values(),
+            enhancements={r.enhancement_id: r.enhancement for r in requests}.values(),
+        )
+        for request in requests:
+            deadline = deadlines.get((request.enhancement_id, request.milestone_id))
+            event = ical.extension_event(
+                request, revisions=request.revision_count or 1, deadline=deadline, host=host, site_url=site_url
+            )
+            events.append(event)
+            stamps.append(event.last_modified)
+    name, description = _calendar_name(scope, releases, kep)
+    body = ical.calendar_bytes(name=name, description=description, events=events)
+    last_modified = max((tz.to_utc(s) for s in stamps), default=dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
+    return BuiltFeed(body=body, last_modified=last_modified.replace(microsecond=0), event_count=len(events))
+
+
+# ------------------------------------------------------------------------- tokens
+
+
+def feed_token_resolve(*, token: str) -> FeedToken:
+    """The active token row for a plain token, or NotFound.
+
+    The lookup is by SHA-256 (an indexed equality on a value the caller cannot steer),
+    then confirmed with a constant-time compare; unknown, malformed and revoked tokens
+    take the same path and raise the same error.
+    """
+    digest = feed_token_hash(token)
+    row = FeedToken.objects.select_related("user").filter(token_hash=digest, revoked_at__isnull=True).first()
+    stored = row.token_hash if row is not None else "0" * 64
+    matches = hmac.compare_digest(stored, digest)  # always run: misses and hits cost the same
+    if row is None or not matches or not row.user.is_active:
+        raise NotFound("No feed at this address.")
+    return row
+
+
+def feed_token_touch(row: FeedToken) -> None:
+    """Record use, at most once per LAST_USED_RESOLUTION (a conditional UPDATE)."""
+    now = tz.utc_now()
+    if row.last_used_at is not None and now - row.last_used_at < LAST_USED_RESOLUTION:
+        return
+    FeedToken.objects.filter(pk=row.pk).filter(
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+    ).update(last_used_at=now)
+
+
+def feed_tokens_of(*, user) -> QuerySet[FeedToken]:
+    return FeedToken.objects.filter(user=user).order_by("-created_at", "-id")
