@@ -73,13 +73,13 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connections
 
+    from bench.noop import noop_task
     from releasecal import tz
     from releasecal.services import milestone_create, milestone_kinds_ensure
     from reminders import services
-    from reminders.fake_slack import FakeSlack
     from reminders.models import Channel, Delivery
-    from reminders.tasks import noop_task
-    from tests.reminder_workers import Worker, due_deliveries, purge_broker
+    from tests.support.fake_slack import FakeSlack
+    from tests.support.reminder_workers import Worker, due_deliveries, purge_broker
 
     call_command("migrate", verbosity=0)
     client = redis.Redis.from_url(broker)
@@ -108,7 +108,14 @@ def main() -> int:
 
         for n in range(args.workers):
             workers.append(
-                Worker(broker=broker, name=f"bench{n}", concurrency=1, log_dir=log_dir, env={"CONN_MAX_AGE": "60"})
+                Worker(
+                    broker=broker,
+                    name=f"bench{n}",
+                    concurrency=1,
+                    log_dir=log_dir,
+                    env={"CONN_MAX_AGE": "60"},
+                    include=("bench.noop",),
+                )
             )
         # Warm up: both workers connected and importing before the clock starts.
         for _ in range(args.workers * 4):
@@ -162,7 +169,7 @@ def main() -> int:
 
 
 def _drain(client, *, timeout: float) -> None:
-    from tests.reminder_workers import queue_name
+    from tests.support.reminder_workers import queue_name
 
     """Wait until the queue is empty and nothing is unacknowledged (acks_late: a task is
     acknowledged only after it ran)."""

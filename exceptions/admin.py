@@ -22,6 +22,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from exceptions.models import UNRECORDED_GRANT, Decision, ExceptionRequest, ExceptionRequestRevision
+from exceptions.selectors import effective_deadline
 from exceptions.services import (
     DECIDE_PERMISSION,
     RequestFields,
@@ -37,7 +38,6 @@ from releasecal import tz
 from releasecal.admin import SigFilter, WallTimeField, ZoneInput, parse_wall_into
 from releasecal.errors import Conflict, DomainError, NotAllowed
 from releasecal.models import AuditLog, Enhancement, Milestone, Tracking
-from releasecal.selectors import effective_deadline
 
 CHANGE_PERMISSION = "exceptions.change_exceptionrequest"
 SIGNOFF_PERMISSION = "exceptions.add_signoff"

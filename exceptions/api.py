@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import django_filters
 from django import forms
-from django.db.models import OuterRef, Prefetch, Q, Subquery
+from django.db.models import OuterRef, Prefetch, Subquery
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.filters import OrderingFilter
 from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
@@ -19,11 +19,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.common import (
+from api.errors import error_responses
+from api.fields import (
     TZ_PARAMETER,
     TimeAwareOutputSerializer,
     add_instant,
-    error_responses,
     int_or_none,
     parse_instant_input,
     serializer_context,
@@ -32,9 +32,13 @@ from api.common import (
 )
 from exceptions import services
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
-from releasecal import selectors, tz
+from exceptions.parsing import parse_request_email
+from exceptions.selectors import Deadline, deadlines_next
+from releasecal import selectors as schedule
+from releasecal import tz
+from releasecal.api import EnhancementOutputSerializer, enhancement_queryset
 from releasecal.errors import NotAllowed, NotFound, ValidationFailed
-from releasecal.models import Enhancement, Milestone
+from releasecal.models import Enhancement, Milestone, Release, Tracking
 
 MAX_ID = 2**63 - 1
 MAX_KEP = 2**31 - 1
@@ -363,9 +367,7 @@ class ExceptionFilter(django_filters.FilterSet):
         fields = ["state", "release", "milestone", "kind", "kep", "sig"]
 
     def filter_sig(self, queryset, name, value):
-        return queryset.filter(
-            Q(enhancement__owning_sig=value) | Q(enhancement__participating_sigs__icontains=f'"{value}"')
-        )
+        return queryset.filter(schedule.sig_q(value, "enhancement__"))
 
 
 # -------------------------------------------------------------------------- views
@@ -480,7 +482,7 @@ def _milestone_for(data: dict) -> Milestone:
         return milestone
     if not (data.get("release") and data.get("kind")):
         raise ValidationFailed("Give the milestone id, or the release and the milestone kind.")
-    release = selectors.release_get(slug=data["release"])
+    release = schedule.release_get(slug=data["release"])
     candidates = list(
         Milestone.objects.select_related("release", "kind").filter(
             release=release, kind__slug=data["kind"], cancelled=False
@@ -642,9 +644,151 @@ class ExceptionParseApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={200: OpenApiTypes.OBJECT} | error_responses(400))
     def post(self, request: Request) -> Response:
-        from exceptions.parsing import parse_request_email
-
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         parsed = parse_request_email(serializer.validated_data["text"])
         return Response(parsed.as_dict())
+
+
+# ------------------------------------------------------------ KEPs and deadlines
+
+
+class ExceptionSummarySerializer(TimeAwareOutputSerializer):
+    instant_fields = {"granted_until": ("decision.granted_until", "decision.granted_zone")}
+
+    id = serializers.IntegerField()
+    release = serializers.CharField(source="release.slug")
+    milestone = serializers.CharField(source="milestone.title")
+    state = serializers.CharField()
+    days = serializers.IntegerField()
+
+
+class EnhancementDetailApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema_serializer(component_name="EnhancementDetailOutput")
+    class OutputSerializer(EnhancementOutputSerializer):
+        exception_requests = ExceptionSummarySerializer(many=True, source="exception_rows")
+
+    @extend_schema(parameters=[TZ_PARAMETER], responses={200: OutputSerializer} | error_responses(400, 404))
+    def get(self, request: Request, number: int) -> Response:
+        context = serializer_context(request)
+        enhancement = _enhancement_get(number)
+        enhancement.exception_rows = list(
+            enhancement.exception_requests.select_related("release", "milestone", "decision").order_by("submitted_at")
+        )
+        return Response(self.OutputSerializer(enhancement, context=context).data)
+
+
+def _enhancement_get(number, queryset=None) -> Enhancement:
+    queryset = enhancement_queryset() if queryset is None else queryset
+    enhancement = queryset.filter(number=number).first()
+    if enhancement is None:
+        raise NotFound(f"No KEP {number} is known.", extra={"kep": number})
+    return enhancement
+
+
+# --------------------------------------------------------------------- deadlines
+
+
+class DeadlineOutputSerializer(TimeAwareOutputSerializer):
+    instant_fields = {"deadline": ("instant", "zone"), "original_deadline": ("original", "milestone.zone")}
+
+    milestone_id = serializers.IntegerField(source="milestone.pk")
+    release = serializers.CharField(source="milestone.release.slug")
+    kind = serializers.CharField(source="milestone.kind.slug")
+    title = serializers.CharField(source="milestone.title")
+    zone = serializers.CharField()
+    display = serializers.CharField()
+    source = serializers.ChoiceField(
+        choices=["milestone", "exception"], help_text="exception: a granted extension applies"
+    )
+    exception_id = serializers.IntegerField(allow_null=True)
+    keps = serializers.ListField(child=serializers.IntegerField(), help_text="KEPs this applies to; empty: all")
+
+    def to_representation(self, row: Deadline):
+        # Hand-written for speed: exactly what the declared fields (the OpenAPI schema)
+        # would write; tests/test_api_fast_output.py compares it with DRF's generic path.
+        milestone = row.milestone
+        viewer = self.context.get("viewer_zone")
+        data = {
+            "milestone_id": int_or_none(milestone.pk),
+            "release": text_or_none(milestone.release.slug),
+            "kind": text_or_none(milestone.kind.slug),
+            "title": text_or_none(milestone.title),
+            "zone": text_or_none(row.zone),
+            "display": text_or_none(row.display()),
+            "source": row.source if row.source in ("", None) else _SOURCES.get(str(row.source), row.source),
+            "exception_id": int_or_none(row.exception_id),
+            "keps": None if row.keps is None else [int_or_none(number) for number in row.keps],
+        }
+        add_instant(data, "deadline", row.instant, row.zone, viewer)
+        add_instant(data, "original_deadline", row.original, milestone.zone, viewer)
+        return data
+
+
+_SOURCES = {"milestone": "milestone", "exception": "exception"}
+
+
+class DeadlineNextApi(APIView):
+    """The next effective deadline(s) of a release, a KEP or a SIG."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema_serializer(component_name="DeadlineNextFilter")
+    class FilterSerializer(serializers.Serializer):
+        release = serializers.CharField(required=False, help_text="Release slug; default: every active release")
+        kep = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+        sig = serializers.SlugField(required=False)
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=100, default=5)
+
+    @extend_schema_serializer(component_name="DeadlineNextOutput")
+    class OutputSerializer(serializers.Serializer):
+        now = serializers.CharField(help_text="UTC instant the answer was computed for")
+        next = DeadlineOutputSerializer(allow_null=True)
+        deadlines = DeadlineOutputSerializer(many=True)
+
+        def to_representation(self, instance):
+            row = DeadlineOutputSerializer(context=self.context)
+            upcoming = instance["next"]
+            return {
+                "now": text_or_none(instance["now"]),
+                "next": None if upcoming is None else row.to_representation(upcoming),
+                "deadlines": [row.to_representation(deadline) for deadline in instance["deadlines"]],
+            }
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("release", OpenApiTypes.STR, description="Release slug; default: every active release"),
+            OpenApiParameter("kep", OpenApiTypes.INT, description="KEP number: its effective deadlines"),
+            OpenApiParameter("sig", OpenApiTypes.STR, description="SIG: effective deadlines of its KEPs"),
+            OpenApiParameter("limit", OpenApiTypes.INT, description="How many deadlines (1-100, default 5)"),
+            TZ_PARAMETER,
+        ],
+        responses={200: OutputSerializer} | error_responses(400, 404),
+    )
+    def get(self, request: Request) -> Response:
+        context = serializer_context(request)
+        params = self.FilterSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        query = params.validated_data
+        if query.get("kep") and query.get("sig"):
+            raise ValidationFailed(
+                "Ask for a KEP or a SIG, not both.", extra={"kep": query["kep"], "sig": query["sig"]}
+            )
+        enhancements = None
+        if query.get("kep"):
+            enhancements = [_enhancement_get(query["kep"], Enhancement.objects.all())]
+        elif query.get("sig"):
+            enhancements = list(Enhancement.objects.filter(schedule.sig_q(query["sig"])))
+        if query.get("release"):
+            releases = [schedule.release_get(slug=query["release"])]
+        elif enhancements is not None:
+            tracked = Tracking.objects.filter(enhancement__in=enhancements).values("release_id")
+            releases = list(Release.objects.filter(pk__in=tracked).exclude(status=Release.Status.RELEASED))
+        else:
+            releases = list(schedule.release_list_active())
+        now = tz.utc_now()
+        rows = deadlines_next(releases=releases, enhancements=enhancements, now=now, limit=query["limit"])
+        data = {"now": tz.isoformat_utc(now), "next": rows[0] if rows else None, "deadlines": rows}
+        return Response(self.OutputSerializer(data, context=context).data)

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.common import error_responses
+from api.errors import error_responses
 from feeds.models import FeedToken
 from feeds.selectors import feed_tokens_of
 from feeds.services import IssuedFeedToken, feed_token_create, feed_token_revoke, feed_token_rotate

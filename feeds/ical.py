@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import icalendar
 
+from exceptions.services import default_granted_until, request_window_closes
 from releasecal import tz
 
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
@@ -81,8 +82,6 @@ def _summary_zone_suffix(zone: str) -> str:
 
 def milestone_rules(milestone) -> str:
     """The rule that applies to a milestone, as one sentence (empty when none)."""
-    from exceptions.services import request_window_closes
-
     kind = milestone.kind
     if kind.allows_exceptions:
         closes = request_window_closes(milestone)
@@ -166,8 +165,6 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
     the release team would grant by default; rejected / withdrawn: CANCELLED, so a
     client that had the event removes it.
     """
-    from exceptions.services import default_granted_until
-
     milestone = request.milestone
     release = request.release
     kep = request.enhancement

@@ -25,13 +25,14 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision
+from exceptions.selectors import effective_deadlines
 from feeds import ical
 from feeds.models import FeedToken
 from feeds.services import feed_token_hash
 from releasecal import tz
 from releasecal.errors import NotFound
 from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release
-from releasecal.selectors import effective_deadlines
+from releasecal.selectors import sig_q
 
 # last_used_at is written at most this often per token, so a feed poll is not a write.
 LAST_USED_RESOLUTION = dt.timedelta(hours=1)
@@ -59,12 +60,6 @@ class FeedScope:
 # ``.values``, ``.order_by``), never evaluated in place, so sharing them is safe.
 
 
-def _sig_q(sig: str, prefix: str = "") -> Q:
-    # participating_sigs is a JSON list; matching its text for '"<sig>"' works on
-    # SQLite and PostgreSQL alike (JSON containment does not exist on SQLite).
-    return Q(**{f"{prefix}owning_sig": sig}) | Q(**{f"{prefix}participating_sigs__icontains": f'"{sig}"'})
-
-
 @lru_cache(maxsize=1024)
 def feed_scope_release(*, slug: str) -> FeedScope:
     releases = Release.objects.filter(slug=slug)
@@ -88,10 +83,10 @@ def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
         filename=f"releasecal-{slug}-sig-{sig}.ics",
         private=False,
         releases=releases,
-        requests=ExceptionRequest.objects.filter(release__slug=slug).filter(_sig_q(sig, "enhancement__")),
+        requests=ExceptionRequest.objects.filter(release__slug=slug).filter(sig_q(sig, "enhancement__")),
         subjects=[
             (releases, f"No release {slug!r}."),
-            (Enhancement.objects.filter(_sig_q(sig)), f"No KEP belongs to SIG {sig!r}."),
+            (Enhancement.objects.filter(sig_q(sig)), f"No KEP belongs to SIG {sig!r}."),
         ],
         sig=sig,
     )

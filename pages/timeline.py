@@ -221,8 +221,3 @@ def timeline_layout(*, release: Release, milestones: Iterable[Milestone], now: d
 def timeline_render(layout: Layout) -> SafeString:
     """A laid-out timeline as inline SVG markup."""
     return SafeString(render_to_string("pages/_timeline.svg", {"t": layout}).strip())
-
-
-def timeline_svg(*, release: Release, milestones: Iterable[Milestone], now: dt.datetime | None = None) -> SafeString:
-    """The timeline as inline SVG markup."""
-    return timeline_render(timeline_layout(release=release, milestones=milestones, now=now))

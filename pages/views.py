@@ -22,6 +22,7 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.views.decorators.http import require_http_methods
 
 from exceptions.models import ExceptionRequest
+from exceptions.selectors import effective_deadlines
 from feeds.selectors import feed_tokens_of
 from feeds.services import feed_token_create, feed_token_rotate
 from pages.timeline import timeline_layout, timeline_render
@@ -456,7 +457,7 @@ def kep_detail(request: HttpRequest, number: int) -> HttpResponse:
         Milestone.objects.filter(release__in=releases, cancelled=False).select_related("release", "kind"),
         key=lambda m: (m.starts, m.pk),
     )
-    deadlines = selectors.effective_deadlines(milestones=milestones, enhancements=[enhancement])
+    deadlines = effective_deadlines(milestones=milestones, enhancements=[enhancement])
     by_release: dict[int, list[dict]] = {r.pk: [] for r in releases}
     now = tz.utc_now()
     for milestone in milestones:

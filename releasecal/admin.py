@@ -205,12 +205,6 @@ class ReleaseForm(forms.ModelForm):
             raise forms.ValidationError(f"A release {slug!r} already exists.")
         return slug
 
-    def _get_validation_exclusions(self):
-        # The model's SlugField validator would refuse "1.31"; clean_slug checks it instead.
-        exclusions = super()._get_validation_exclusions()
-        exclusions.add("slug")
-        return exclusions
-
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("zone"):

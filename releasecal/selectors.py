@@ -1,51 +1,18 @@
-"""Reads of the schedule domain, with effective deadlines applied."""
+"""Reads of the schedule domain (effective deadlines, which need exception grants, are
+in ``exceptions.selectors``)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
 
 from releasecal import tz
-from releasecal.models import Enhancement, Milestone, Release
-
-
-@dataclass(frozen=True)
-class Deadline:
-    """The deadline that applies to one KEP for one milestone.
-
-    ``source`` is ``"milestone"`` (the release's own deadline) or ``"exception"`` (a
-    granted extension, whose id is ``exception_id``); ``original`` is always the
-    milestone's own deadline, so an extension can name what it extends.
-    """
-
-    milestone: Milestone
-    instant: dt.datetime
-    zone: str
-    source: str
-    original: dt.datetime
-    exception_id: int | None = None
-    enhancement_id: int | None = None
-    # False for an approval read from exceptions.yaml, which records no deadline: the
-    # instant is then the milestone's own (the one known bound), shown as such.
-    grant_recorded: bool = True
-
-    @property
-    def is_extension(self) -> bool:
-        return self.source == "exception"
-
-    def display(self) -> str:
-        shown = tz.render(self.instant, self.zone)
-        if not self.grant_recorded:
-            shown += " (extension granted, deadline not recorded)"
-        return shown
+from releasecal.errors import NotFound
+from releasecal.models import Milestone, Release
 
 
 def release_get(*, slug: str) -> Release:
-    from releasecal.errors import NotFound
-
     try:
         return Release.objects.get(slug=slug)
     except Release.DoesNotExist:
@@ -89,65 +56,11 @@ def milestone_list(
     return qs.order_by("at", "on_date", "id")
 
 
-def effective_deadlines(
-    *, milestones: Iterable[Milestone], enhancements: Iterable[Enhancement]
-) -> dict[tuple[int, int], Deadline]:
-    """Effective deadline of every (enhancement, milestone) pair, in one query.
+def sig_q(sig: str, prefix: str = "") -> Q:
+    """KEPs a SIG owns or participates in; ``prefix`` reaches them through a relation
+    (``"enhancement__"`` from a request).
 
-    The granted_until of an approved exception for that milestone, else the
-    milestone's own deadline (also for an approval whose deadline was not recorded,
-    marked ``grant_recorded=False``). Keys are ``(enhancement_id, milestone_id)``.
+    participating_sigs is a JSON list; matching its text for '"<sig>"' works on SQLite
+    and PostgreSQL alike (JSON containment does not exist on SQLite).
     """
-    from exceptions.models import ExceptionRequest
-
-    milestones = list(milestones)
-    enhancements = list(enhancements)
-    granted = {
-        (req.enhancement_id, req.milestone_id): req
-        for req in ExceptionRequest.objects.filter(
-            state=ExceptionRequest.State.APPROVED,
-            milestone__in=[m.pk for m in milestones],
-            enhancement__in=[e.pk for e in enhancements],
-        ).select_related("decision")
-    }
-    # Each milestone's own deadline once, not once per KEP (a SIG has hundreds).
-    own = [(milestone, milestone.deadline) for milestone in milestones]
-    result = {}
-    for enhancement in enhancements:
-        for milestone, deadline in own:
-            req = granted.get((enhancement.pk, milestone.pk))
-            if req is not None and req.decision.granted_until is None:
-                result[(enhancement.pk, milestone.pk)] = Deadline(
-                    milestone=milestone,
-                    instant=deadline,
-                    zone=milestone.zone,
-                    source="exception",
-                    original=deadline,
-                    exception_id=req.pk,
-                    enhancement_id=enhancement.pk,
-                    grant_recorded=False,
-                )
-            elif req is not None:
-                result[(enhancement.pk, milestone.pk)] = Deadline(
-                    milestone=milestone,
-                    instant=req.decision.granted_until,
-                    zone=req.decision.granted_zone,
-                    source="exception",
-                    original=deadline,
-                    exception_id=req.pk,
-                    enhancement_id=enhancement.pk,
-                )
-            else:
-                result[(enhancement.pk, milestone.pk)] = Deadline(
-                    milestone=milestone,
-                    instant=deadline,
-                    zone=milestone.zone,
-                    source="milestone",
-                    original=deadline,
-                    enhancement_id=enhancement.pk,
-                )
-    return result
-
-
-def effective_deadline(*, enhancement: Enhancement, milestone: Milestone) -> Deadline:
-    return effective_deadlines(milestones=[milestone], enhancements=[enhancement])[(enhancement.pk, milestone.pk)]
+    return Q(**{f"{prefix}owning_sig": sig}) | Q(**{f"{prefix}participating_sigs__icontains": f'"{sig}"'})

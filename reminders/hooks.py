@@ -6,20 +6,21 @@ and its rescheduled or cancelled reminders commit (or roll back) together.
 
 from __future__ import annotations
 
+from exceptions.services import request_event_hooks
+from releasecal.services import milestone_changed_hooks
+from reminders.services import (
+    deliveries_cancel_for_request,
+    deliveries_create_for_event,
+    deliveries_sync_for_milestone,
+    deliveries_sync_for_request,
+)
+
 
 def on_milestone_changed(milestone) -> None:
-    from reminders.services import deliveries_sync_for_milestone
-
     deliveries_sync_for_milestone(milestone=milestone)
 
 
 def on_request_event(event: str, request) -> None:
-    from reminders.services import (
-        deliveries_cancel_for_request,
-        deliveries_create_for_event,
-        deliveries_sync_for_request,
-    )
-
     if event == "submitted":
         deliveries_create_for_event(request=request, event="submitted")
     elif event == "approved":
@@ -34,9 +35,6 @@ def on_request_event(event: str, request) -> None:
 
 
 def register() -> None:
-    from exceptions.services import request_event_hooks
-    from releasecal.services import milestone_changed_hooks
-
     if on_milestone_changed not in milestone_changed_hooks:
         milestone_changed_hooks.append(on_milestone_changed)
     if on_request_event not in request_event_hooks:

@@ -15,6 +15,7 @@ from django.conf import settings
 
 from exceptions.models import UNRECORDED_GRANT
 from releasecal import tz
+from reminders.offsets import parse_offset
 from slack_integration import mrkdwn
 
 
@@ -48,8 +49,6 @@ def _late_note(delivery, now: dt.datetime) -> str:
 
 def message_for_delivery(delivery, *, now: dt.datetime | None = None) -> Message:
     """The content of one ledger row, whatever channel sends it."""
-    from reminders.offsets import parse_offset
-
     now = now or tz.utc_now()
     footer = f"releasecal delivery #{delivery.pk}"
     late = _late_note(delivery, now)

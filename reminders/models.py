@@ -13,6 +13,8 @@ from django.db import models
 from django.db.models import Q
 
 from releasecal.models import Milestone, MilestoneKind, Release
+from reminders.channels import channel_config_errors
+from reminders.offsets import parse_offsets
 
 
 class Channel(models.Model):
@@ -48,8 +50,6 @@ class Channel(models.Model):
         return f"{self.name} ({self.get_kind_display()})"
 
     def clean(self) -> None:
-        from reminders.channels import channel_config_errors
-
         errors = channel_config_errors(self.kind, self.config)
         if errors:
             raise ValidationError({"config": errors})
@@ -106,8 +106,6 @@ class ReminderRule(models.Model):
         return self.applies_to not in self.REMINDER_TARGETS
 
     def clean(self) -> None:
-        from reminders.offsets import parse_offsets
-
         if not self.is_event:
             try:
                 offsets = parse_offsets(self.offsets)

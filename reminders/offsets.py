@@ -27,10 +27,6 @@ class Offset:
     days_before: int = 0  # wall-clock offsets
     wall: dt.time | None = None
 
-    @property
-    def is_zero(self) -> bool:
-        return self.before == dt.timedelta(0)
-
     def due(self, deadline: dt.datetime, zone: str) -> dt.datetime:
         if self.before is not None:
             return tz.to_utc(deadline) - self.before

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, Q
@@ -394,11 +395,18 @@ class SweepResult:
     enqueue_failed: int = 0
 
 
-def _enqueue_all(ids: list[int]) -> None:
-    from reminders.tasks import delivery_send_task
+# The send task's name (reminders/tasks.py registers it under this name): services find
+# it in Celery's task registry, so they need not import the tasks module that imports them.
+SEND_TASK = "reminders.send"
 
+
+def _enqueue_one(delivery_id: int) -> None:
+    current_app.tasks[SEND_TASK].delay(delivery_id)
+
+
+def _enqueue_all(ids: list[int]) -> None:
     for delivery_id in ids:
-        delivery_send_task.delay(delivery_id)
+        _enqueue_one(delivery_id)
 
 
 def deliveries_sweep(
@@ -503,12 +511,6 @@ def _mark_due_queued(*, now: dt.datetime, limit: int | None) -> list[int]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return sorted(row[0] for row in cursor.fetchall())
-
-
-def _enqueue_one(delivery_id: int) -> None:
-    from reminders.tasks import delivery_send_task
-
-    delivery_send_task.delay(delivery_id)
 
 
 def _missed_reason_generic() -> str:

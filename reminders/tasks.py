@@ -26,7 +26,7 @@ def deliveries_sweep_task() -> dict:
 
 
 @shared_task(
-    name="reminders.send",
+    name=services.SEND_TASK,
     ignore_result=True,
     acks_late=True,
     reject_on_worker_lost=True,
@@ -37,9 +37,3 @@ def deliveries_sweep_task() -> dict:
 )
 def delivery_send_task(delivery_id: int) -> str:
     return services.delivery_send(delivery_id=int(delivery_id))
-
-
-@shared_task(name="reminders.noop", ignore_result=True)
-def noop_task(n: int = 0) -> int:
-    """Does nothing: the bench's baseline for the broker's own cost per task."""
-    return n

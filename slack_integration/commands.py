@@ -13,8 +13,8 @@ import re
 from django.http import HttpRequest, JsonResponse
 
 from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
+from exceptions.selectors import deadlines_next
 from releasecal import selectors, tz
-from releasecal.api import deadlines_next
 from releasecal.errors import DomainError
 from releasecal.models import Enhancement, MilestoneKind, Release, Tracking
 from slack_integration import services

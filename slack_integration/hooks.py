@@ -8,13 +8,12 @@ from django.db import transaction
 
 from exceptions.models import ExceptionRequest
 from exceptions.services import request_event_hooks
+from slack_integration import tasks
 
 logger = logging.getLogger(__name__)
 
 
 def on_request_event(event: str, request: ExceptionRequest) -> None:
-    from slack_integration import tasks
-
     if event == "submitted":
         task, args = tasks.slack_post_exception_request, (request.pk,)
     elif event in {"approved", "rejected", "withdrawn", "amended"}:

@@ -17,8 +17,8 @@ from releasecal.services import (
     milestone_kinds_ensure,
     tracking_set,
 )
-from reminders.fake_slack import FakeSlack
-from tests.slack_support import SIGNING_SECRET
+from tests.support.fake_slack import FakeSlack
+from tests.support.slack import SIGNING_SECRET
 
 
 @pytest.fixture

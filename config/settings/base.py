@@ -147,14 +147,14 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "api.common.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "api.common.exception_handler",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
     # Counters live in Django's default cache (Redis when REDIS_URL is set), so the
     # limit holds across gunicorn workers and web replicas.
     "DEFAULT_THROTTLE_CLASSES": [
-        "api.common.AnonThrottle",
-        "api.common.UserThrottle",
+        "api.throttles.AnonThrottle",
+        "api.throttles.UserThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "600/min"),

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from demo.data import demo_seed
 from releasecal.errors import DomainError
+from reminders.services import reminder_rules_seed_defaults
 
 
 class Command(BaseCommand):
@@ -18,8 +19,6 @@ class Command(BaseCommand):
             raise CommandError(f"The demo could not be loaded: {exc.message}") from None
         for line in summary.lines():
             self.stdout.write(line)
-        from reminders.services import reminder_rules_seed_defaults
-
         rules = reminder_rules_seed_defaults()
         self.stdout.write(f"Reminder rules: {len(rules)} (the Kubernetes defaults; edit them in the admin).")
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))

@@ -1,0 +1,61 @@
+"""Two simultaneous approvals of one request: exactly one decision, one clear conflict."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.db import connection
+
+from exceptions.models import Decision, ExceptionRequest
+from exceptions.services import exception_request_approve
+from releasecal.errors import Conflict
+from releasecal.models import AuditLog
+from tests.support.pg import require_postgres
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("attempt", range(5))
+def test_two_simultaneous_approvals_make_one_decision_and_one_conflict(pending_request, attempt):
+    require_postgres()
+    team = Group.objects.get(name="Release Team")
+    deciders = []
+    for name in ("lead-a", "lead-b"):
+        user = User.objects.create_user(f"{name}-{attempt}")
+        user.groups.add(team)
+        deciders.append(user)
+
+    barrier = threading.Barrier(len(deciders))
+    outcomes: list[object] = []
+    lock = threading.Lock()
+
+    def approve(user: User) -> None:
+        try:
+            request = ExceptionRequest.objects.get(pk=pending_request.pk)
+            barrier.wait(timeout=10)
+            result: object = exception_request_approve(request=request, actor=User.objects.get(pk=user.pk))
+        except Exception as exc:  # noqa: BLE001 - the outcome itself is what is asserted
+            result = exc
+        finally:
+            connection.close()
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=approve, args=(user,)) for user in deciders]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    decisions = [o for o in outcomes if isinstance(o, Decision)]
+    conflicts = [o for o in outcomes if isinstance(o, Conflict)]
+    assert len(outcomes) == 2, outcomes
+    assert len(decisions) == 1, outcomes
+    assert len(conflicts) == 1, outcomes
+    assert conflicts[0].status_code == 409
+    assert "already approved" in conflicts[0].message
+    assert Decision.objects.filter(request=pending_request).count() == 1
+    assert AuditLog.objects.filter(action="exception.approved", object_id=str(pending_request.pk)).count() == 1

@@ -1,0 +1,279 @@
+"""The iCal writer: what each event says, and that it says it the way RFC 5545 and
+calendar clients need (native TZID + VTIMEZONE, stable UID, SEQUENCE, CANCELLED)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import icalendar
+import pytest
+from django.test import Client, override_settings
+
+from exceptions.services import (
+    RequestFields,
+    exception_request_amend,
+    exception_request_approve,
+    exception_request_reject,
+    exception_request_withdraw,
+)
+from releasecal import tz
+from releasecal.services import milestone_cancel, milestone_save
+from tests.support.feeds_data import aoe_release
+
+
+def fetch(path: str) -> bytes:
+    response = Client().get(path)
+    assert response.status_code == 200, response.content
+    return response.content
+
+
+def parse(body: bytes) -> icalendar.Calendar:
+    return icalendar.Calendar.from_ical(body)
+
+
+def events(body: bytes) -> dict[str, icalendar.Event]:
+    return {str(e["UID"]): e for e in parse(body).walk("VEVENT")}
+
+
+def raw_event(body: bytes, uid: str) -> str:
+    text = body.decode().replace("\r\n ", "")
+    block = next(b for b in text.split("BEGIN:VEVENT") if f"UID:{uid}\r\n" in b)
+    return block.split("END:VEVENT")[0]
+
+
+def test_it_writes_a_timed_deadline_in_its_native_zone_with_one_vtimezone(release, code_freeze):
+    body = fetch("/calendar/1.31.ics")
+    event = raw_event(body, f"releasecal-milestone-{code_freeze.pk}@releasecal.local")
+    assert "DTSTART;TZID=America/Los_Angeles:20240723T190000" in event
+    assert "DTEND;TZID=America/Los_Angeles:20240807T190000" in event
+    cal = parse(body)
+    tzids = [str(t["TZID"]) for t in cal.walk("VTIMEZONE")]
+    assert tzids == ["America/Los_Angeles"]
+    assert cal.get_missing_tzids() == set()
+    # The VTIMEZONE carries the 2024 DST changes the events fall between.
+    text = body.decode()
+    assert "TZNAME:PDT" in text
+    assert "TZOFFSETTO:-0700" in text
+    assert "RDATE:20240310T030000" in text
+
+
+def test_it_writes_date_only_milestones_as_all_day_with_exclusive_end(release):
+    body = fetch("/calendar/1.31.ics")
+    ga = release.milestones.get(kind__slug="ga")
+    event = raw_event(body, f"releasecal-milestone-{ga.pk}@releasecal.local")
+    assert "DTSTART;VALUE=DATE:20240813" in event
+    assert "DTEND;VALUE=DATE:20240814" in event
+
+
+def test_a_date_window_ends_the_day_after_its_last_day(release, kinds):
+    from releasecal.services import milestone_create
+
+    window = milestone_create(
+        release=release, kind=kinds["docs-freeze"], title="Docs review",
+        on_date=dt.date(2024, 7, 1), ends_on=dt.date(2024, 7, 5),
+    )  # fmt: skip
+    event = raw_event(fetch("/calendar/1.31.ics"), f"releasecal-milestone-{window.pk}@releasecal.local")
+    assert "DTSTART;VALUE=DATE:20240701" in event
+    assert "DTEND;VALUE=DATE:20240706" in event
+
+
+def test_every_event_has_uid_dtstamp_last_modified_sequence_status_and_summary(release, code_freeze):
+    body = fetch("/calendar/1.31.ics")
+    found = events(body)
+    assert len(found) == 4
+    for uid, event in found.items():
+        assert re.fullmatch(r"releasecal-milestone-\d+@releasecal\.local", uid)
+        for prop in ("DTSTAMP", "LAST-MODIFIED", "SEQUENCE", "STATUS", "SUMMARY", "DESCRIPTION"):
+            assert prop in event, (uid, prop)
+    text = body.decode()
+    assert re.search(r"^DTSTAMP:\d{8}T\d{6}Z\r$", text, re.M)
+    assert re.search(r"^LAST-MODIFIED:\d{8}T\d{6}Z\r$", text, re.M)
+    assert str(found[f"releasecal-milestone-{code_freeze.pk}@releasecal.local"]["SUMMARY"]) == "[1.31] Code Freeze"
+
+
+def test_the_description_shows_native_utc_aoe_link_and_the_exception_rule(release, code_freeze):
+    event = events(fetch("/calendar/1.31.ics"))[f"releasecal-milestone-{code_freeze.pk}@releasecal.local"]
+    description = str(event["DESCRIPTION"])
+    assert "19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024)" in description
+    assert "AoE: 14:00 AoE Tuesday 23 July 2024" in description
+    assert "Exceptions may be requested until 19:00 PDT Friday 26 July 2024" in description
+    assert "(3 days after the freeze)" in description
+    assert "http://127.0.0.1:8000/releases/1.31/" in description
+
+
+def test_the_calendar_carries_the_publishing_properties(release):
+    text = fetch("/calendar/1.31.ics").decode()
+    for line in (
+        "VERSION:2.0",
+        "CALSCALE:GREGORIAN",
+        "METHOD:PUBLISH",
+        "X-WR-CALNAME:Kubernetes v1.31 (releasecal)",
+        "REFRESH-INTERVAL;VALUE=DURATION:PT1H",
+        "X-PUBLISHED-TTL:PT1H",
+    ):
+        assert f"\r\n{line}\r\n" in text
+    assert text.startswith("BEGIN:VCALENDAR\r\n")
+    assert text.endswith("END:VCALENDAR\r\n")
+    assert "PRODID:" in text
+
+
+def test_lines_are_crlf_and_folded_at_75_octets(release):
+    body = fetch("/calendar/1.31.ics")
+    assert b"\n" not in body.replace(b"\r\n", b"")
+    lines = body.split(b"\r\n")
+    assert all(len(line) <= 75 for line in lines)
+    assert any(line.startswith(b" ") for line in lines), "long descriptions must be folded"
+
+
+@override_settings(SITE_HOST="cal.example.org")
+def test_uids_use_the_site_host(release, code_freeze):
+    assert f"releasecal-milestone-{code_freeze.pk}@cal.example.org" in events(fetch("/calendar/1.31.ics"))
+
+
+def test_the_same_data_gives_byte_identical_feeds_whatever_the_clock(release, kep, pending_request, monkeypatch):
+    from feeds import views as feeds
+
+    first = fetch("/calendar/1.31/sig/node.ics")
+    feeds.local_cache.clear()
+    from django.core.cache import cache
+
+    cache.clear()
+    monkeypatch.setattr(tz, "utc_now", lambda: dt.datetime(2031, 1, 1, tzinfo=dt.UTC))
+    assert fetch("/calendar/1.31/sig/node.ics") == first
+
+
+def test_editing_a_milestone_bumps_its_sequence_and_last_modified(release, code_freeze):
+    uid = f"releasecal-milestone-{code_freeze.pk}@releasecal.local"
+    before = events(fetch("/calendar/1.31.ics"))[uid]
+    code_freeze.at = code_freeze.at + dt.timedelta(days=1)
+    milestone_save(milestone=code_freeze)
+    after = events(fetch("/calendar/1.31.ics"))[uid]
+    assert int(after["SEQUENCE"]) == int(before["SEQUENCE"]) + 1
+    assert after["DTSTART"].dt == tz.to_zone(code_freeze.at, "America/Los_Angeles")
+    assert after["LAST-MODIFIED"].dt >= before["LAST-MODIFIED"].dt
+
+
+def test_a_cancelled_milestone_stays_in_the_feed_as_cancelled(release, code_freeze):
+    uid = f"releasecal-milestone-{code_freeze.pk}@releasecal.local"
+    milestone_cancel(milestone=code_freeze)
+    event = events(fetch("/calendar/1.31.ics"))[uid]
+    assert str(event["STATUS"]) == "CANCELLED"
+    assert int(event["SEQUENCE"]) == 1
+    assert "removed from the schedule" in str(event["DESCRIPTION"])
+
+
+def test_an_aoe_deadline_uses_etc_gmt_plus_12_and_says_aoe(kinds):
+    release = aoe_release(kinds)
+    code_freeze = release.milestones.get(kind__slug="code-freeze")
+    body = fetch(f"/calendar/{release.slug}.ics")
+    event = raw_event(body, f"releasecal-milestone-{code_freeze.pk}@releasecal.local")
+    # End of day 6 November AoE = 7 November 00:00 AoE = 7 November 12:00 UTC.
+    assert "DTSTART;TZID=Etc/GMT+12:20251107T000000" in event
+    assert "SUMMARY:[1.35] Code Freeze (AoE)" in event
+    assert "00:00 AoE Friday 7 November 2025 (12:00 UTC Friday 7 November 2025)" in event.replace("\\", "")
+    vtimezone = next(t for t in parse(body).walk("VTIMEZONE") if str(t["TZID"]) == "Etc/GMT+12")
+    standard = vtimezone.walk("STANDARD")
+    assert [str(s["TZNAME"]) for s in standard] == ["AoE"]
+    assert standard[0]["TZOFFSETTO"].td == dt.timedelta(hours=-12)
+
+
+# -------------------------------------------------------------- extension events
+
+
+def extension_uid(request) -> str:
+    return f"releasecal-extension-{request.pk}@releasecal.local"
+
+
+def test_a_pending_request_is_a_tentative_event(release, kep, pending_request):
+    event = events(fetch("/calendar/kep/2400.ics"))[extension_uid(pending_request)]
+    assert str(event["STATUS"]) == "TENTATIVE"
+    assert int(event["SEQUENCE"]) == 0
+    assert "pending" in str(event["SUMMARY"])
+
+
+def test_an_approved_request_shows_the_granted_time_names_the_freeze_and_has_its_own_uid(
+    release, kep, pending_request, release_team_member, code_freeze
+):
+    granted = tz.parse_wall_time("2024-07-26 18:00", "Europe/Berlin")
+    exception_request_approve(
+        request=pending_request, actor=release_team_member, granted_until=granted, granted_zone="Europe/Berlin"
+    )
+    body = fetch("/calendar/kep/2400.ics")
+    event = events(body)[extension_uid(pending_request)]
+    assert str(event["STATUS"]) == "CONFIRMED"
+    assert int(event["SEQUENCE"]) == 1
+    assert "DTSTART;TZID=Europe/Berlin:20240726T180000" in raw_event(body, extension_uid(pending_request))
+    assert {str(t["TZID"]) for t in parse(body).walk("VTIMEZONE")} == {"America/Los_Angeles", "Europe/Berlin"}
+    description = str(event["DESCRIPTION"])
+    assert "Original Code Freeze: 19:00 PDT Tuesday 23 July 2024" in description
+    assert "Extended deadline: 18:00 CEST Friday 26 July 2024 (16:00 UTC Friday 26 July 2024)" in description
+    # The milestone keeps its own event and UID.
+    assert f"releasecal-milestone-{code_freeze.pk}@releasecal.local" in events(body)
+    # The SIG feed it belongs to shows it too; another SIG's does not.
+    assert extension_uid(pending_request) in events(fetch("/calendar/1.31/sig/node.ics"))
+
+
+def test_the_extension_event_uses_the_effective_deadline(release, kep, pending_request, release_team_member):
+    from exceptions.selectors import effective_deadline
+
+    exception_request_approve(request=pending_request, actor=release_team_member)
+    deadline = effective_deadline(enhancement=kep, milestone=pending_request.milestone)
+    assert deadline.is_extension
+    event = events(fetch("/calendar/kep/2400.ics"))[extension_uid(pending_request)]
+    assert event["DTSTART"].dt.astimezone(dt.UTC) == deadline.instant
+
+
+@pytest.mark.parametrize("how", ["withdraw", "reject"])
+def test_withdrawing_or_rejecting_cancels_the_extension_event_with_a_higher_sequence(
+    release, kep, pending_request, release_team_member, requester, how
+):
+    uid = extension_uid(pending_request)
+    before = events(fetch("/calendar/kep/2400.ics"))[uid]
+    if how == "withdraw":
+        exception_request_withdraw(request=pending_request, actor=requester)
+    else:
+        exception_request_reject(request=pending_request, actor=release_team_member)
+    after = events(fetch("/calendar/kep/2400.ics"))[uid]
+    assert str(after["STATUS"]) == "CANCELLED"
+    assert int(after["SEQUENCE"]) > int(before["SEQUENCE"])
+
+
+def test_amending_the_days_moves_the_tentative_event_and_bumps_its_sequence(release, kep, pending_request, requester):
+    uid = extension_uid(pending_request)
+    before = events(fetch("/calendar/kep/2400.ics"))[uid]
+    exception_request_amend(request=pending_request, actor=requester, fields=RequestFields(days=4))
+    after = events(fetch("/calendar/kep/2400.ics"))[uid]
+    assert int(after["SEQUENCE"]) == int(before["SEQUENCE"]) + 1
+    assert after["DTSTART"].dt - before["DTSTART"].dt == dt.timedelta(days=2)
+
+
+def test_moving_the_freeze_bumps_the_sequence_of_its_extension_events(release, kep, pending_request, code_freeze):
+    uid = extension_uid(pending_request)
+    before = events(fetch("/calendar/kep/2400.ics"))[uid]
+    code_freeze.at = code_freeze.at + dt.timedelta(hours=2)
+    milestone_save(milestone=code_freeze)
+    after = events(fetch("/calendar/kep/2400.ics"))[uid]
+    assert int(after["SEQUENCE"]) > int(before["SEQUENCE"])
+
+
+def test_extension_sequence_never_goes_down_through_the_lifecycle():
+    from feeds.ical import extension_sequence
+
+    steps = [
+        extension_sequence(milestone_sequence=0, revisions=1, state="pending"),
+        extension_sequence(milestone_sequence=0, revisions=2, state="pending"),
+        extension_sequence(milestone_sequence=1, revisions=2, state="pending"),
+        extension_sequence(milestone_sequence=1, revisions=2, state="approved"),
+        extension_sequence(milestone_sequence=2, revisions=2, state="approved"),
+    ]
+    assert steps == sorted(steps)
+    assert len(set(steps)) == len(steps)
+
+
+def test_a_feed_only_holds_its_own_sigs_extensions(release, kep, pending_request):
+    from releasecal.services import enhancement_upsert
+
+    enhancement_upsert(number=9999, title="Other", owning_sig="storage")
+    assert extension_uid(pending_request) not in events(fetch("/calendar/1.31/sig/storage.ics"))
+    assert extension_uid(pending_request) not in events(fetch("/calendar/1.31.ics"))

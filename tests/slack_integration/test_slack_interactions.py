@@ -1,0 +1,201 @@
+"""A new request is posted to the release-team channel; Approve / Reject from Slack go
+through the same workflow rules and the message is rewritten with chat.update."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth.models import User
+
+from exceptions.models import ExceptionRequest
+from exceptions.services import RequestFields, exception_request_submit
+from slack_integration import tasks
+from slack_integration.models import SlackDecisionMessage, SlackIdentity
+from tests.support.slack import post_signed
+
+
+@pytest.fixture
+def posted(fake_slack, eager_celery, kep, code_freeze, requester, django_capture_on_commit_callbacks):
+    """A request filed through the service: the hook posts it after commit."""
+    with django_capture_on_commit_callbacks(execute=True):
+        request = exception_request_submit(
+            enhancement=kep, milestone=code_freeze, requester=requester,
+            fields=RequestFields(days=2, stage="beta", sig="node", reason="e2e PR waiting for approval"),
+            submitted_at=code_freeze.deadline,
+        )  # fmt: skip
+    return request
+
+
+def press(client, request: ExceptionRequest, action: str, slack_user: str):
+    payload = {
+        "type": "block_actions",
+        "user": {"id": slack_user},
+        "channel": {"id": "C0RELEASE"},
+        "container": {"type": "message", "message_ts": "1721780000.000100", "channel_id": "C0RELEASE"},
+        "actions": [{"action_id": f"exception_{action}", "value": str(request.pk), "type": "button"}],
+    }
+    return post_signed(client, "/slack/interactions", {"payload": json.dumps(payload)})
+
+
+def test_a_new_request_is_posted_with_approve_and_reject_buttons(posted, fake_slack):
+    assert fake_slack.methods() == ["chat.postMessage"]
+    message = fake_slack.calls[0].data
+    assert message["channel"] == "C0RELEASE"
+    actions = next(b for b in message["blocks"] if b["type"] == "actions")
+    assert [e["action_id"] for e in actions["elements"]] == ["exception_approve", "exception_reject"]
+    assert {e["value"] for e in actions["elements"]} == {str(posted.pk)}
+    text = json.dumps(message["blocks"])
+    assert "Code Freeze, 19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024)" in text
+    assert "Approving grants until 00:00 PDT Friday 26 July 2024 (07:00 UTC Friday 26 July 2024)." in text
+    saved = SlackDecisionMessage.objects.get(request=posted)
+    assert (saved.channel, saved.ts) == ("C0RELEASE", "1721780000.000100")
+
+
+def test_posting_twice_does_not_post_twice(posted, fake_slack):
+    tasks.slack_post_exception_request(posted.pk)
+    assert fake_slack.methods() == ["chat.postMessage"]
+
+
+def test_a_mapped_release_team_member_approves_and_the_message_is_updated(
+    client, posted, fake_slack, release_team_member, django_capture_on_commit_callbacks
+):
+    SlackIdentity.objects.create(user=release_team_member, slack_user_id="ULEAD")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = press(client, posted, "approve", "ULEAD")
+    assert response.status_code == 200
+    posted.refresh_from_db()
+    assert posted.state == "approved"
+    assert posted.decision.decided_by == release_team_member
+    last = fake_slack.calls[-1]
+    method, update = last.method, last.data
+    assert method == "chat.update"
+    assert (update["channel"], update["ts"]) == ("C0RELEASE", "1721780000.000100")
+    text = json.dumps(update["blocks"])
+    assert (
+        "*Approved* by lead. KEP-2400 may land until 00:00 PDT Friday 26 July 2024 (07:00 UTC Friday 26 July 2024)."
+        in text
+    )
+    assert not any(b["type"] == "actions" for b in update["blocks"])  # no buttons left
+
+
+def test_reject_updates_the_message_with_the_unchanged_deadline(
+    client, posted, fake_slack, release_team_member, django_capture_on_commit_callbacks
+):
+    SlackIdentity.objects.create(user=release_team_member, slack_user_id="ULEAD")
+    with django_capture_on_commit_callbacks(execute=True):
+        press(client, posted, "reject", "ULEAD")
+    posted.refresh_from_db()
+    assert posted.state == "rejected"
+    last = fake_slack.calls[-1]
+    method, update = last.method, last.data
+    assert method == "chat.update"
+    assert "*Rejected* by lead. The Code Freeze deadline stays 19:00 PDT Tuesday 23 July 2024" in json.dumps(
+        update["blocks"]
+    )
+
+
+def test_the_requester_cannot_approve_their_own_request_from_slack(
+    client, posted, fake_slack, requester, django_capture_on_commit_callbacks
+):
+    from django.contrib.auth.models import Group
+
+    requester.groups.add(Group.objects.get(name="Release Team"))
+    SlackIdentity.objects.create(user=requester, slack_user_id="UREQ")
+    with django_capture_on_commit_callbacks(execute=True):
+        press(client, posted, "approve", "UREQ")
+    posted.refresh_from_db()
+    assert posted.state == "pending"
+    last = fake_slack.calls[-1]
+    method, ephemeral = last.method, last.data
+    assert method == "chat.postEphemeral"
+    assert ephemeral["user"] == "UREQ"
+    assert ephemeral["text"] == "You filed this request, so someone else on the release team must decide it."
+
+
+def test_someone_without_the_permission_cannot_decide(client, posted, fake_slack, django_capture_on_commit_callbacks):
+    outsider = User.objects.create_user("outsider")
+    SlackIdentity.objects.create(user=outsider, slack_user_id="UOUT")
+    press(client, posted, "approve", "UOUT")
+    posted.refresh_from_db()
+    assert posted.state == "pending"
+    assert fake_slack.calls[-1].data["text"] == (
+        "Only members of the release team can approve or reject exception requests."
+    )
+
+
+def test_an_unmapped_slack_user_is_told_to_get_linked(client, posted, fake_slack):
+    press(client, posted, "approve", "USTRANGER")
+    posted.refresh_from_db()
+    assert posted.state == "pending"
+    assert "not linked to a releasecal user" in fake_slack.calls[-1].data["text"]
+
+
+def test_a_second_press_is_refused_with_the_conflict_message(
+    client, posted, fake_slack, release_team_member, django_capture_on_commit_callbacks
+):
+    SlackIdentity.objects.create(user=release_team_member, slack_user_id="ULEAD")
+    with django_capture_on_commit_callbacks(execute=True):
+        press(client, posted, "approve", "ULEAD")
+        press(client, posted, "reject", "ULEAD")
+    posted.refresh_from_db()
+    assert posted.state == "approved"
+    ephemerals = [call.data["text"] for call in fake_slack.calls if call.method == "chat.postEphemeral"]
+    assert ephemerals == [f"Exception request #{posted.pk} is already approved; it cannot be rejected."]
+
+
+def test_a_decision_made_in_the_api_also_updates_the_slack_message(
+    posted, fake_slack, release_team_member, django_capture_on_commit_callbacks
+):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=release_team_member).key}")
+    with django_capture_on_commit_callbacks(execute=True):
+        api.post(
+            f"/api/v1/exceptions/{posted.pk}/approve/", {"granted_until": "2024-07-25T18:00:00-07:00"}, format="json"
+        )
+    last = fake_slack.calls[-1]
+    method, update = last.method, last.data
+    assert method == "chat.update"
+    assert "may land until 18:00 PDT Thursday 25 July 2024 (01:00 UTC Friday 26 July 2024)" in json.dumps(
+        update["blocks"]
+    )
+
+
+@pytest.mark.parametrize("payload", ["not json", "[1, 2]", ""])
+def test_a_garbled_payload_is_a_400(client, fake_slack, db, payload):
+    assert post_signed(client, "/slack/interactions", {"payload": payload}).status_code == 400
+
+
+def test_a_permanent_slack_error_is_not_retried(posted, fake_slack):
+    from slack_sdk.errors import SlackApiError
+
+    fake_slack.fail_with = "channel_not_found"
+    SlackDecisionMessage.objects.all().delete()
+    with pytest.raises(SlackApiError):
+        tasks.slack_post_exception_request(posted.pk)
+
+
+def test_without_a_bot_token_nothing_is_posted(
+    settings, kep, code_freeze, requester, eager_celery, django_capture_on_commit_callbacks
+):
+    settings.SLACK_BOT_TOKEN = ""
+    with django_capture_on_commit_callbacks(execute=True):
+        exception_request_submit(enhancement=kep, milestone=code_freeze, requester=requester,
+                                 fields=RequestFields(days=2), submitted_at=code_freeze.deadline)  # fmt: skip
+    assert not SlackDecisionMessage.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"type": "block_actions", "user": "U1", "actions": "x"},
+        {"type": "block_actions", "user": {"id": "U1"}, "actions": [1], "channel": 3},
+        {"type": "block_actions", "user": {"id": 5}, "actions": [{"action_id": "exception_approve", "value": None}]},
+        {"type": "view_submission"},
+    ],
+)
+def test_odd_payload_shapes_never_break_the_endpoint(client, fake_slack, db, payload):
+    assert post_signed(client, "/slack/interactions", {"payload": json.dumps(payload)}).status_code == 200
