@@ -55,7 +55,7 @@ $(CHROMIUM):
 
 # The production image, built with Debian's buildah (no Docker, no registry: the base is a
 # Debian bookworm made by debootstrap, cached per machine) and run: migrate, gunicorn,
-# worker and beat inside it (tests/test_image.py; `make test` leaves it out). Needs root.
+# worker and beat inside it (tests/config/test_image.py; `make test` leaves it out). Needs root.
 # Without buildah/debootstrap (and no apt to install them) it skips; under CI=true it fails.
 image-tools:
 	@command -v buildah >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1 \
@@ -63,7 +63,7 @@ image-tools:
 		|| { echo "buildah/debootstrap missing and not installable (apt-get install -y buildah debootstrap, as root): the image test skips"; test "$$CI" != true; }
 
 image-test: install image-tools
-	$(PY) -m pytest -m image tests/test_image.py
+	$(PY) -m pytest -m image tests/config/test_image.py
 
 lint: install
 	$(VENV)/bin/ruff check .

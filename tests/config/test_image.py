@@ -10,7 +10,7 @@ cached per machine). Then, inside the image, as the image's own user, with
   hashed name, the API schema; the image's HEALTHCHECK command passes; SIGTERM stops it
   gracefully;
 - compose's ``worker`` and ``beat`` commands: a reminder falls due and reaches the fake
-  Slack (reminders.fake_slack, on the host, on a port of its own) once;
+  Slack (tests.support.fake_slack, on the host, on a port of its own) once;
 - the application user cannot write the code, the virtualenv or the static files;
 - no secret handed to the build (pip's index settings, given as a build secret with a
   canary line in it) is in any layer or in the history, and no build argument either.
@@ -41,8 +41,8 @@ from pathlib import Path
 
 import pytest
 
-from reminders.fake_slack import FakeSlack
-from tests.processes import (
+from tests.support.fake_slack import FakeSlack
+from tests.support.processes import (
     ROOT,
     Process,
     Processes,
