@@ -13,15 +13,16 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from exceptions.models import Decision, ExceptionRequest, days_label
+from exceptions.selectors import effective_deadline
 from exceptions.services import RequestFields, exception_request_submit, exception_request_withdraw
 from exceptions.yaml_format import RecordFileError, read_record_file
 from exceptions.yaml_sync import exceptions_yaml_export, exceptions_yaml_import
 from releasecal import tz
 from releasecal.models import Release, Tracking
-from releasecal.selectors import effective_deadline
 from releasecal.services import enhancement_upsert, milestone_create
+from tests.support.paths import SHARED_DATA
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "k8s-exceptions"
+SHARED = SHARED_DATA / "k8s-exceptions"
 REAL_FILES = sorted(SHARED.glob("release-*.yaml")) if SHARED.is_dir() else []
 
 if not REAL_FILES:  # the data lives beside the repository, never copied into it
