@@ -37,7 +37,7 @@ def main() -> None:
         sys.exit(f"No release-1.XX.md files in {args.readmes}.")
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["DATABASE_URL"] = args.database_url or f"sqlite:///{Path(scratch) / 'bench.sqlite3'}"
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "releasecal.settings")
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
         sys.path.insert(0, str(ROOT))
         import django
         from django.core.management import call_command
