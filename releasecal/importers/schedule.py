@@ -145,6 +145,7 @@ _WARNING_KINDS = [
     (r"cells|split over two lines", "table-shape"),
     (r"^the file's|^the file gives|^the source contradicts", "source-note"),
     (r"^the parts disagree", "parts-disagree"),
+    (r"^ordinal typo", "typo"),
 ]
 
 
@@ -667,6 +668,11 @@ def _cross_check_summary(slug, summary, parsed_rows, zone, place, warnings) -> N
                     f"'{parsed.text}' as {shown_row}; the table is imported",
                 )
             )
+        elif said.at is not None and parsed.at is None and parsed.ends_on is None:
+            # 1.15: the table gives the day, only the summary its end ("Tuesday, April 30th,
+            # EOD PST"): a timed deadline written in the README is imported as an instant.
+            milestone.at, milestone.on_date, milestone.zone = said.at, None, said.zone
+            milestone.description += f". Time from the summary (line {item.line}): {said.text}"
 
 
 def _check_against_source(row: dict, parsed) -> list[str]:

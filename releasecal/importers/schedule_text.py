@@ -96,6 +96,7 @@ class WhenPart:
     label: str | None = None
     end_of_day: bool = False
     year_assumed: int | None = None
+    typos: list[str] = field(default_factory=list)
 
     @property
     def zone(self) -> str | None:
@@ -220,6 +221,10 @@ def _make_date(year: int, month: int, day: int, text: str) -> dt.date:
         raise ValidationFailed(f"'{text}' is not a real date.", extra={"text": text}) from None
 
 
+def _ordinal(day: int) -> str:
+    return "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
 def _read_date(part: WhenPart, text: str, year_hint: YearRule) -> str:
     """Find the date (or date range) in ``text``; fill ``part``; return the rest."""
     for pattern in _DATE_PATTERNS:
@@ -227,6 +232,10 @@ def _read_date(part: WhenPart, text: str, year_hint: YearRule) -> str:
         if not match:
             continue
         groups = match.groupdict()
+        for key in ("d1", "d2"):
+            written = re.fullmatch(r"(\d+)(st|nd|rd|th)", (groups.get(key) or "").lower())
+            if written and written[2] != _ordinal(int(written[1])):
+                part.typos.append(f"'{groups[key]}' for the {int(written[1])}{_ordinal(int(written[1]))}")
         rest = (text[: match.start()] + " " + text[match.end() :]).strip()
         part.weekday = _weekday(groups.get("wd1"))
         if groups.get("iso"):
@@ -418,6 +427,7 @@ def parse_when(text: str, *, zone: str, year_hint: YearRule = None) -> ParsedWhe
             else:
                 warnings.append(f"no year in '{part.date_text or part.raw}'; read as {part.year_assumed}")
         _check_weekdays(part, warnings)
+        warnings.extend(f"ordinal typo: {typo}, read as day {typo.split('the ')[1][:-2]}" for typo in part.typos)
 
     utc_part = next((p for p in dated if p.is_utc and p.time is not None), None)
     timed = [p for p in dated if p.time is not None or p.end_of_day]

@@ -86,14 +86,19 @@ def test_the_time_checks_themselves_catch_every_wrong_row_text(shared_import):
 
 
 def test_warnings_go_exactly_to_the_rows_the_notes_flag(shared_import):
-    warned = {(w.release, w.row) for w in shared_import.warnings}
+    warned = {(w.release, w.row) for w in shared_import.warnings if w.kind != "typo"}
     expected = {
         (slug, n)
         for slug, n, row in shared_rows()
         if re.search(r"wrong|mismatch|CONFLICT|year missing", row["notes"], re.I)
     }
     assert warned == expected
-    assert len(shared_import.warnings) == 13
+    assert len(shared_import.warnings) == 14
+
+
+def test_a_wrong_ordinal_is_a_typo_warning_and_the_only_one_the_notes_do_not_flag(shared_import):
+    typos = [(w.release, w.title, w.message) for w in shared_import.warnings if w.kind == "typo"]
+    assert typos == [("1.30", "Start Release Notes Draft", "ordinal typo: '23th' for the 23rd, read as day 23")]
 
 
 def test_the_wrong_label_and_weekday_of_1_30_feature_blog_freeze_are_named(shared_import):
@@ -436,8 +441,8 @@ def test_row_names_map_to_kinds(title, kind):
 def test_the_command_prints_warnings_and_a_summary(db, capsys):
     call_command("import_schedule", str(SHARED_JSON), "--release", "1.30")
     out, err = capsys.readouterr()
-    assert "k8s-json schedule for 1.30 (created release 1.30): 39 created, 0 updated, 0 unchanged, 6 warnings." in out
-    assert err.count("WARNING: 1.30 row") == 6
+    assert "k8s-json schedule for 1.30 (created release 1.30): 39 created, 0 updated, 0 unchanged, 7 warnings." in out
+    assert err.count("WARNING: 1.30 row") == 7
     call_command("import_schedule", str(SHARED_JSON), "--release", "1.30")
     out, _ = capsys.readouterr()
     assert "0 created, 0 updated, 39 unchanged" in out

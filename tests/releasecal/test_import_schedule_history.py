@@ -116,8 +116,6 @@ INSTANTS = [
     ("1.12", "Begin code and test freeze", "2018-09-05T07:00Z"),
     # month columns with weekday cells ("Thu 7" under Mar); 7 March 2019 is still PST
     ("1.14", "Begin Code Freeze", "2019-03-08T08:00Z"),
-    # a full date with "EOD" only in the name
-    ("1.15", "Enhancements Freeze", None),
     # "Tue 30" under Jul, EOD PST in July
     ("1.16", "Begin Enhancements Freeze", "2019-07-31T07:00Z"),
     # When column without a year: Thu March 5 2020, EOD PST (DST starts 8 March)
@@ -154,10 +152,12 @@ def test_hand_checked_instants_per_table_shape(history, slug, title, at):
     assert m.at == utc(at), (slug, title, m.at)
 
 
-def test_the_1_15_freezes_are_dates_because_its_table_gives_no_time(history):
-    # 1.15's table says "Tuesday, April 30th, 2019"; only its summary says "EOD PST".
+def test_a_time_only_the_summary_gives_makes_the_table_row_an_instant(history):
+    # 1.15's table says "Tuesday, April 30th, 2019"; its summary "Tuesday, April 30th, EOD PST".
     m = milestone(history, "1.15", "Enhancements Freeze")
-    assert (m.at, m.on_date) == (None, dt.date(2019, 4, 30))
+    assert (m.at, m.on_date) == (utc("2019-05-01T07:00Z"), None)
+    assert "Time from the summary (line 28): Tuesday, April 30th, EOD PST" in m.description
+    assert milestone(history, "1.15", "Code Freeze").at == utc("2019-05-31T07:00Z")
 
 
 @pytest.mark.parametrize(
@@ -227,7 +227,7 @@ def test_the_placed_year_is_one_warning_per_release_saying_why(history):
 
 
 def test_releases_with_every_year_written_and_no_inconsistency_have_no_warning(history):
-    assert [s for s, (_spec, warnings) in history.items() if not warnings] == ["1.23", "1.24", "1.35", "1.37"]
+    assert [s for s, (_spec, warnings) in history.items() if not warnings] == ["1.23", "1.24", "1.37"]
 
 
 # ------------------------------------------------------------- placing years
