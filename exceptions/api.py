@@ -637,6 +637,7 @@ class ExceptionParseApi(APIView):
     """Read the fields of a request email (the Kubernetes template). Nothing is saved."""
 
     permission_classes = [AllowAny]
+    throttle_scope = "parse"
 
     @extend_schema_serializer(component_name="ExceptionParseInput")
     class InputSerializer(serializers.Serializer):

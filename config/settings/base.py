@@ -108,6 +108,12 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "releasecal"),
+            # Short socket timeouts: a frozen Redis costs a request at most this long
+            # (throttles fail open, feeds fall back to the database), never a stall.
+            "OPTIONS": {
+                "socket_connect_timeout": float(os.environ.get("CACHE_CONNECT_TIMEOUT", "0.5")),
+                "socket_timeout": float(os.environ.get("CACHE_SOCKET_TIMEOUT", "0.5")),
+            },
         }
     }
 else:
@@ -155,11 +161,18 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": [
         "api.throttles.AnonThrottle",
         "api.throttles.UserThrottle",
+        "api.throttles.ScopedThrottle",  # only views with a throttle_scope
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "600/min"),
         "user": os.environ.get("API_THROTTLE_USER", "3000/min"),
+        # exceptions/parse/: anonymous, up to half a second of CPU per call.
+        "parse": os.environ.get("API_THROTTLE_PARSE", "60/min"),
     },
+    # How many proxies of ours stand in front of gunicorn and append to
+    # X-Forwarded-For. 0: count the connecting address, ignore the header (anyone can
+    # write it). Behind one proxy (compose, a load balancer): 1.
+    "NUM_PROXIES": int(os.environ.get("NUM_PROXIES", "0")),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "releasecal API",

@@ -49,3 +49,92 @@ def test_the_counters_live_in_redis_where_every_worker_sees_them(tight_limits, d
     # A separate connection, as another gunicorn worker would have, sees the counter.
     keys = [key.decode() for key in redis.Redis.from_url(url).scan_iter("*throttle_anon_*")]
     assert keys, "no throttle counter in Redis"
+
+
+def _anon_reads(client: APIClient, count: int, **headers) -> list[int]:
+    return [client.get("/api/v1/releases/", **headers).status_code for _ in range(count)]
+
+
+def test_a_new_x_forwarded_for_per_request_does_not_escape_the_limit(tight_limits, db):
+    # NUM_PROXIES=0 (the default): the header is the client's own words, not counted.
+    client = APIClient()
+    codes = [client.get("/api/v1/releases/", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}").status_code for n in range(4)]
+    assert codes == [200, 200, 200, 429]
+
+
+def test_behind_one_proxy_the_address_it_saw_is_counted(tight_limits, db):
+    tight_limits.REST_FRAMEWORK = {**tight_limits.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    cache.delete_many(["throttle_anon_203.0.113.7", "throttle_anon_203.0.113.8"])
+    client = APIClient()
+    # The client writes anything on the left; our proxy appends the address it saw.
+    spoofed = [f"10.0.0.{n}, 203.0.113.7" for n in range(4)]
+    assert [client.get("/api/v1/releases/", HTTP_X_FORWARDED_FOR=h).status_code for h in spoofed] == [
+        200,
+        200,
+        200,
+        429,
+    ]
+    # Another client behind the same proxy has its own counter.
+    assert client.get("/api/v1/releases/", HTTP_X_FORWARDED_FOR="203.0.113.8").status_code == 200
+    cache.delete_many(["throttle_anon_203.0.113.7", "throttle_anon_203.0.113.8"])
+
+
+def test_the_anonymous_parse_endpoint_has_its_own_tighter_limit(settings, db):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "100/min", "user": "100/min", "parse": "2/min"},
+    }
+    cache.delete_many([*COUNTERS, "throttle_parse_127.0.0.1"])
+    client = APIClient()
+    codes = [client.post("/api/v1/exceptions/parse/", {"text": "Days: 3"}, format="json").status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+    # Reads are not counted against parse/.
+    assert client.get("/api/v1/releases/").status_code == 200
+    cache.delete_many([*COUNTERS, "throttle_parse_127.0.0.1"])
+
+
+def _unreachable_redis_cache(settings, location: str) -> None:
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": location,
+            "OPTIONS": {"socket_connect_timeout": 0.3, "socket_timeout": 0.3},
+        }
+    }
+
+
+def test_with_redis_refusing_connections_the_api_answers_and_says_so(settings, db, caplog):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    _unreachable_redis_cache(settings, f"redis://127.0.0.1:{port}/0")
+    client = APIClient()
+    with caplog.at_level("WARNING", logger="api.throttles"):
+        assert client.get("/api/v1/releases/").status_code == 200
+        assert client.post("/api/v1/exceptions/parse/", {"text": "Days: 3"}, format="json").status_code == 200
+    assert any("cache unavailable" in r.getMessage() and "request allowed" in r.getMessage() for r in caplog.records)
+
+
+def test_a_frozen_redis_costs_a_request_its_socket_timeout_not_a_stall(settings, db, caplog):
+    import socket
+    import time
+
+    # Accepts connections (the kernel completes them into the backlog) and never answers.
+    frozen = socket.socket()
+    frozen.bind(("127.0.0.1", 0))
+    frozen.listen(16)
+    try:
+        _unreachable_redis_cache(settings, f"redis://127.0.0.1:{frozen.getsockname()[1]}/0")
+        client = APIClient()
+        started = time.monotonic()
+        with caplog.at_level("WARNING", logger="api.throttles"):
+            response = client.get("/api/v1/releases/")
+        elapsed = time.monotonic() - started
+    finally:
+        frozen.close()
+    assert response.status_code == 200
+    # Two throttles, each at most one 0.3 s read timeout (plus slack for a loaded machine).
+    assert elapsed < 3, elapsed
+    assert any("TimeoutError" in r.getMessage() for r in caplog.records)
