@@ -33,14 +33,13 @@ from api.fields import (
 from exceptions import services
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
 from exceptions.parsing import parse_request_email
-from exceptions.selectors import Deadline, deadlines_next
+from exceptions.selectors import MAX_ID, Deadline, deadlines_next, exception_milestone_get
 from releasecal import selectors as schedule
 from releasecal import tz
 from releasecal.api import EnhancementOutputSerializer, enhancement_queryset
 from releasecal.errors import NotAllowed, NotFound, ValidationFailed
 from releasecal.models import Enhancement, Milestone, Release, Tracking
 
-MAX_ID = 2**63 - 1
 MAX_KEP = 2**31 - 1
 
 
@@ -448,7 +447,9 @@ class ExceptionListCreateApi(generics.ListAPIView):
         enhancement = Enhancement.objects.filter(number=data["kep"]).first()
         if enhancement is None:
             raise ValidationFailed(f"No KEP {data['kep']} is known.", extra={"kep": data["kep"]})
-        milestone = _milestone_for(data)
+        milestone = exception_milestone_get(
+            milestone_id=data.get("milestone"), release_slug=data.get("release"), kind=data.get("kind")
+        )
         on_behalf = "submitted_at" in data or bool(data.get("requester_name"))
         if on_behalf and not _can_act_for_others(request.user):
             raise NotAllowed(
@@ -467,38 +468,6 @@ class ExceptionListCreateApi(generics.ListAPIView):
             submitted_at=submitted_at,
         )
         return _detail(request, created, status.HTTP_201_CREATED)
-
-
-def _milestone_for(data: dict) -> Milestone:
-    if data.get("milestone"):
-        milestone = Milestone.objects.select_related("release", "kind").filter(pk=data["milestone"]).first()
-        if milestone is None:
-            raise ValidationFailed(f"No milestone #{data['milestone']}.", extra={"milestone": data["milestone"]})
-        if data.get("release") and milestone.release.slug != data["release"]:
-            raise ValidationFailed(
-                f"Milestone #{milestone.pk} belongs to release {milestone.release.slug}, not {data['release']}.",
-                extra={"milestone": milestone.pk, "release": data["release"]},
-            )
-        return milestone
-    if not (data.get("release") and data.get("kind")):
-        raise ValidationFailed("Give the milestone id, or the release and the milestone kind.")
-    release = schedule.release_get(slug=data["release"])
-    candidates = list(
-        Milestone.objects.select_related("release", "kind").filter(
-            release=release, kind__slug=data["kind"], cancelled=False
-        )
-    )
-    if not candidates:
-        raise ValidationFailed(
-            f"Release {release.slug} has no {data['kind']!r} milestone.",
-            extra={"release": release.slug, "kind": data["kind"]},
-        )
-    if len(candidates) > 1:
-        raise ValidationFailed(
-            f"Release {release.slug} has {len(candidates)} {data['kind']!r} milestones; give the milestone id.",
-            extra={"milestones": [m.pk for m in candidates]},
-        )
-    return candidates[0]
 
 
 class ExceptionDetailApi(APIView):

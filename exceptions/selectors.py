@@ -17,7 +17,10 @@ from django.db.models import QuerySet
 from exceptions.models import ExceptionRequest
 from releasecal import selectors as schedule
 from releasecal import tz
+from releasecal.errors import ValidationFailed
 from releasecal.models import Enhancement, Milestone, Release
+
+MAX_ID = 2**63 - 1  # a bigint primary key; a larger id is no id, not a database error
 
 
 @dataclass
@@ -154,3 +157,41 @@ def exception_request_list(*, enhancement: Enhancement | None = None) -> QuerySe
     if enhancement is not None:
         qs = qs.filter(enhancement=enhancement)
     return qs
+
+
+def exception_milestone_get(
+    *, milestone_id: int | None = None, release_slug: str | None = None, kind: str | None = None
+) -> Milestone:
+    """The milestone a request extends, named by its id or by its release and kind.
+
+    One reading for every face that files a request (the API, ingest_exception): an id
+    must exist and belong to ``release_slug`` when one is given; a release and a kind
+    must name exactly one milestone that is not cancelled. Anything else is a
+    ``ValidationFailed`` saying what to give instead.
+    """
+    milestones = Milestone.objects.select_related("release", "kind")
+    if milestone_id:
+        milestone = milestones.filter(pk=milestone_id).first() if 0 < milestone_id <= MAX_ID else None
+        if milestone is None:
+            raise ValidationFailed(f"No milestone with id {milestone_id}.", extra={"milestone": milestone_id})
+        if release_slug and milestone.release.slug != release_slug:
+            raise ValidationFailed(
+                f"Milestone #{milestone.pk} belongs to release {milestone.release.slug}, not {release_slug}.",
+                extra={"milestone": milestone.pk, "release": release_slug},
+            )
+        return milestone
+    if not (release_slug and kind):
+        raise ValidationFailed("Give the milestone id, or the release and the milestone kind.")
+    release = schedule.release_get(slug=release_slug)
+    candidates = list(milestones.filter(release=release, kind__slug=kind, cancelled=False))
+    if not candidates:
+        raise ValidationFailed(
+            f"Release {release.slug} has no {kind!r} milestone.", extra={"release": release.slug, "kind": kind}
+        )
+    if len(candidates) > 1:
+        listed = "; ".join(f"{m.title} (#{m.pk})" for m in candidates)
+        raise ValidationFailed(
+            f"Release {release.slug} has {len(candidates)} {kind!r} milestones ({listed}); give the milestone id.",
+            extra={"milestones": [m.pk for m in candidates]},
+        )
+    return candidates[0]

@@ -21,6 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from exceptions.parsing import FIELD_LABELS, ParsedRequest, parse_request_email, seasonal_abbreviation
+from exceptions.selectors import exception_milestone_get
 from exceptions.services import (
     RequestFields,
     exception_request_amend,
@@ -88,6 +89,13 @@ def _release(slug: str):
         raise CommandError(exc.message) from None
 
 
+def _named_milestone(**named) -> Milestone:
+    try:
+        return exception_milestone_get(**named)
+    except DomainError as exc:
+        raise CommandError(exc.message) from None
+
+
 def resolve_milestone(
     *,
     parsed: ParsedRequest,
@@ -103,14 +111,7 @@ def resolve_milestone(
     """
     qs = Milestone.objects.select_related("release", "kind")
     if milestone_opt and milestone_opt.strip().isdigit():
-        milestone = qs.filter(pk=int(milestone_opt)).first()
-        if milestone is None:
-            raise CommandError(f"No milestone with id {milestone_opt}.")
-        if release_slug and milestone.release.slug != release_slug:
-            raise CommandError(
-                f"Milestone #{milestone.pk} belongs to release {milestone.release.slug}, not {release_slug}."
-            )
-        return milestone
+        return _named_milestone(milestone_id=int(milestone_opt), release_slug=release_slug)
 
     kind = (milestone_opt or parsed.milestone_kind or "").strip()
     if not kind:
@@ -137,14 +138,7 @@ def resolve_milestone(
         raise CommandError(f"Unknown milestone kind {kind!r}; use one of: {slugs}, or a milestone id.")
 
     if release_slug:
-        release = _release(release_slug)
-        candidates = list(qs.filter(release=release, kind__slug=kind, cancelled=False))
-        if not candidates:
-            raise CommandError(f"Release {release.slug} has no {kind} milestone.")
-        if len(candidates) > 1:
-            listed = "; ".join(_describe(m) for m in candidates)
-            raise CommandError(f"Release {release.slug} has several {kind} milestones ({listed}); pass --milestone ID.")
-        return candidates[0]
+        return _named_milestone(release_slug=release_slug, kind=kind)
 
     candidates = list(qs.filter(release__in=release_list_active(), kind__slug=kind, cancelled=False))
     if not candidates:
