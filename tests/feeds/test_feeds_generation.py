@@ -20,7 +20,7 @@ from feeds.cache import feed_generation_current, writes_feed_data
 from feeds.services import feed_token_create
 from releasecal import tz
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
-from tests.test_feeds import redis_url
+from tests.feeds.test_feeds import redis_url
 
 RELEASE_FEED = "/calendar/1.31.ics"
 KEP_FEED = "/calendar/kep/2400.ics"

@@ -129,7 +129,7 @@ def test_editing_a_milestone_in_the_admin_bumps_sequence_and_changes_the_etag(ad
     the new time with SEQUENCE + 1 under a new ETag in the very next response."""
     from django.urls import reverse
 
-    from tests.test_admin import _inline_index, _payload
+    from tests.releasecal.test_admin import _inline_index, _payload
 
     feed = Client().get("/calendar/1.31.ics")
     uid = f"UID:releasecal-milestone-{code_freeze.pk}@releasecal.local"

@@ -25,7 +25,7 @@ from pages.views import TZ_COOKIE
 from releasecal import tz
 from releasecal.models import Milestone, Release
 from releasecal.services import groups_ensure, milestone_kinds_ensure
-from tests.test_pages import build_cycle
+from tests.pages.test_pages import build_cycle
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
