@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from django.apps import apps
 from django.conf import settings
 from django.core.cache import caches
 from django.db import connection
@@ -38,6 +39,22 @@ def _check_redis() -> str:
     # The cache must also work end to end (it is what feeds and throttles use).
     caches["default"].set("healthz", "1", 10)
     return "ok"
+
+
+def run_reports() -> dict[str, str]:
+    """One line from each app whose AppConfig has ``status_report_name`` and
+    ``status_report()``: worth seeing next to health, never deciding it (the intake
+    mailbox with a wrong password is not an unhealthy service)."""
+    lines = {}
+    for app_config in apps.get_app_configs():
+        name = getattr(app_config, "status_report_name", "")
+        if not name:
+            continue
+        try:
+            lines[name] = app_config.status_report()
+        except Exception as exc:  # noqa: BLE001 - a report that fails is shown, never fatal
+            lines[name] = f"could not be read ({type(exc).__name__})"
+    return lines
 
 
 def run_checks() -> tuple[bool, dict[str, str]]:

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "slack_integration",
     "demo",
     "config",
+    "intake",
 ]
 
 MIDDLEWARE = [
@@ -248,6 +249,27 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "reminders-sweep": {"task": "reminders.sweep", "schedule": 60.0, "options": {"expires": 55}},
 }
+
+# The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,
+# polled by beat; off unless host, user and password are set.
+INTAKE_IMAP_HOST = os.environ.get("INTAKE_IMAP_HOST", "")
+INTAKE_IMAP_PORT = int(os.environ.get("INTAKE_IMAP_PORT") or 0) or (
+    143 if os.environ.get("INTAKE_IMAP_TLS", "ssl") != "ssl" else 993
+)
+INTAKE_IMAP_USER = os.environ.get("INTAKE_IMAP_USER", "")
+INTAKE_IMAP_PASSWORD = os.environ.get("INTAKE_IMAP_PASSWORD", "")  # or an app password
+INTAKE_IMAP_FOLDER = os.environ.get("INTAKE_IMAP_FOLDER", "INBOX")
+INTAKE_IMAP_TLS = os.environ.get("INTAKE_IMAP_TLS", "ssl")  # ssl, starttls, or none (loopback only)
+INTAKE_IMAP_ENTERED_BY = os.environ.get("INTAKE_IMAP_ENTERED_BY", "")  # the mailbox owner's username
+INTAKE_IMAP_BATCH = int(os.environ.get("INTAKE_IMAP_BATCH", "50"))
+INTAKE_IMAP_TIMEOUT = float(os.environ.get("INTAKE_IMAP_TIMEOUT", "30"))
+INTAKE_IMAP_POLL_SECONDS = float(os.environ.get("INTAKE_IMAP_POLL_SECONDS", "60"))
+if INTAKE_IMAP_HOST:
+    CELERY_BEAT_SCHEDULE["intake-poll"] = {
+        "task": "intake.poll_mailbox",
+        "schedule": INTAKE_IMAP_POLL_SECONDS,
+        "options": {"expires": max(1.0, INTAKE_IMAP_POLL_SECONDS - 5)},
+    }
 
 # Reminders (see docs/reminders.md).
 REMINDERS_GRACE_MINUTES = int(os.environ.get("REMINDERS_GRACE_MINUTES", "30"))

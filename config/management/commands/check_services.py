@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config.health import run_checks
+from config.health import run_checks, run_reports
 
 
 class Command(BaseCommand):
@@ -14,3 +14,6 @@ class Command(BaseCommand):
         if not healthy:
             raise CommandError(f"unhealthy ({summary})")
         self.stdout.write(f"healthy ({summary})")
+        # Reported, never fatal: a mailbox with a wrong password is not an unhealthy service.
+        for name, line in run_reports().items():
+            self.stdout.write(f"{name}: {line}")
