@@ -41,7 +41,8 @@ node_modules/.installed: package.json package-lock.json
 
 # The whole suite. Uses PostgreSQL when DATABASE_URL is set, SQLite otherwise.
 CHROMIUM ?= /usr/bin/chromium
-test: install node_modules/.installed $(CHROMIUM)
+DOVECOT ?= /usr/sbin/dovecot
+test: install node_modules/.installed $(CHROMIUM) $(DOVECOT)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
@@ -52,6 +53,13 @@ test: install node_modules/.installed $(CHROMIUM)
 $(CHROMIUM):
 	command -v apt-get >/dev/null 2>&1 && (apt-get update && apt-get install -y chromium) \
 		|| { echo "Chromium missing: install Debian's chromium package"; test "$$CI" != true; }
+
+# A real IMAP server for the intake mailbox tests (tests/intake/): Debian's dovecot-imapd.
+# The tests start their own server in a temporary directory on a free port and never use
+# the package's system service. Without it the tests skip locally and fail in CI.
+$(DOVECOT):
+	command -v apt-get >/dev/null 2>&1 && (apt-get update && apt-get install -y -o DPkg::Lock::Timeout=300 dovecot-imapd) \
+		|| { echo "dovecot missing: install Debian's dovecot-imapd package"; test "$$CI" != true; }
 
 # The production image, built with Debian's buildah (no Docker, no registry: the base is a
 # Debian bookworm made by debootstrap, cached per machine) and run: migrate, gunicorn,
