@@ -32,10 +32,17 @@ class ExceptionRequest(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="exception_requests"
     )
     requester_name = models.CharField(max_length=200, blank=True, help_text="As written in the email, when not a user")
+    # Who typed or ingested it (the release-team member who ran ingest_exception, the API
+    # caller, the admin user). Not the requester: an email's author is the requester.
+    entered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
     # The current version's fields are on the current revision; ``days`` is denormalised
-    # here so lists, policy checks and ordering need no join.
-    # NULL only for a request read from exceptions.yaml, which never records the days asked.
+    # here so lists, policy checks and ordering need no join. NULL only for a request read
+    # from exceptions.yaml, which never records the days asked. 0 days is an *admission*
+    # request ("None, PRR is approved"): no extra time, only entry past the freeze; it is
+    # granted until the freeze itself (see services.default_granted_until).
     days = models.PositiveSmallIntegerField(null=True, blank=True)
     submitted_at = models.DateTimeField(help_text="When the request was sent (the email's date when ingested)")
     thread_url = models.URLField(
@@ -57,7 +64,7 @@ class ExceptionRequest(models.Model):
                 name="one_live_request_per_kep_per_milestone",
             ),
             models.CheckConstraint(
-                condition=Q(days__isnull=True) | Q(days__gte=1), name="request_days_at_least_one_or_unrecorded"
+                condition=Q(days__isnull=True) | Q(days__gte=0), name="request_days_not_negative_or_unrecorded"
             ),
             models.CheckConstraint(
                 condition=Q(state__in=["pending", "approved", "rejected", "withdrawn"]), name="request_state_valid"
@@ -97,6 +104,14 @@ class ExceptionRequestRevision(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    entered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who entered this version (ran the command, called the API, used the admin)",
+    )
     enhancement_name = models.CharField(max_length=300, blank=True)
     stage = models.CharField(max_length=16, choices=Tracking.Stage.choices, blank=True)
     sig = models.CharField(max_length=64, blank=True)
@@ -105,6 +120,9 @@ class ExceptionRequestRevision(models.Model):
     days = models.PositiveSmallIntegerField(null=True, blank=True)
     until_text = models.CharField(max_length=200, blank=True, help_text='As written: "EOD Friday CET"')
     until_zone = ZoneField(blank=True, help_text="The zone the requester named, if any")
+    until_at = models.DateTimeField(
+        null=True, blank=True, help_text="The until-text read as an instant (end of day = next midnight there)"
+    )
     reason = models.TextField(blank=True)
     risks_adding = models.TextField(blank=True)
     risks_cutting = models.TextField(blank=True)
@@ -115,7 +133,7 @@ class ExceptionRequestRevision(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["request", "number"], name="one_revision_number_per_request"),
             models.CheckConstraint(
-                condition=Q(days__isnull=True) | Q(days__gte=1), name="revision_days_at_least_one_or_unrecorded"
+                condition=Q(days__isnull=True) | Q(days__gte=0), name="revision_days_not_negative_or_unrecorded"
             ),
         ]
 
@@ -173,9 +191,11 @@ class Decision(models.Model):
                 | Q(outcome="rejected", granted_until__isnull=True),
                 name="decision_grant_matches_outcome_or_unrecorded",
             ),
+            # ">=": a 0-day admission is granted until the freeze itself; the service
+            # requires "after the freeze" for every request that asked for days.
             models.CheckConstraint(
-                condition=Q(granted_until__isnull=True) | Q(granted_until__gt=models.F("freeze_at")),
-                name="granted_until_after_freeze",
+                condition=Q(granted_until__isnull=True) | Q(granted_until__gte=models.F("freeze_at")),
+                name="granted_until_not_before_freeze",
             ),
         ]
 
@@ -205,3 +225,51 @@ class ExceptionsYamlFile(models.Model):
 
     def __str__(self) -> str:
         return f"exceptions.yaml of {self.release.slug}"
+
+class ProposedDecision(models.Model):
+    """A release-team decision read from an email thread, waiting for a release-team
+    member to confirm it. Never applied by itself: confirming calls the same
+    approve/reject services as the admin buttons (``exceptions.services``)."""
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        CONFIRMED = "confirmed", "Confirmed"
+        DISMISSED = "dismissed", "Dismissed"
+
+    request = models.ForeignKey(ExceptionRequest, on_delete=models.CASCADE, related_name="proposed_decisions")
+    outcome = models.CharField(max_length=16, choices=Decision.Outcome.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PROPOSED, db_index=True)
+    # The granted deadline as written ("18:00 PST Friday, 21st June 2024") and as read.
+    granted_text = models.CharField(max_length=300, blank=True)
+    granted_until = models.DateTimeField(null=True, blank=True, help_text="Empty when the text is ambiguous")
+    granted_zone = ZoneField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    readings = models.JSONField(default=list, blank=True, help_text="Every reading of the deadline text")
+    author_name = models.CharField(max_length=200, blank=True, help_text="Who wrote the reply")
+    sent_at = models.DateTimeField(null=True, blank=True)
+    source_text = models.TextField(help_text="The reply's text the decision was read from")
+    entered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(outcome__in=["approved", "rejected"]), name="proposed_decision_outcome_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=["proposed", "confirmed", "dismissed"]), name="proposed_decision_state_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["request"], condition=Q(state="proposed"), name="one_open_proposal_per_request"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Proposed {self.outcome} of #{self.request_id} ({self.state})"

@@ -80,7 +80,6 @@ ZONE_ABBREVIATIONS: dict[str, str] = {
     "WEST": "Europe/Lisbon",
     "EET": "Europe/Athens",
     "EEST": "Europe/Athens",
-    "BST": "Europe/London",
     "PT": "America/Los_Angeles",
     "PST": "America/Los_Angeles",
     "PDT": "America/Los_Angeles",
@@ -88,12 +87,10 @@ ZONE_ABBREVIATIONS: dict[str, str] = {
     "MST": "America/Denver",
     "MDT": "America/Denver",
     "CT": "America/Chicago",
-    "CST": "America/Chicago",
     "CDT": "America/Chicago",
     "ET": "America/New_York",
     "EST": "America/New_York",
     "EDT": "America/New_York",
-    "IST": "Asia/Kolkata",
     "JST": "Asia/Tokyo",
     "KST": "Asia/Seoul",
     "SGT": "Asia/Singapore",
@@ -102,7 +99,10 @@ ZONE_ABBREVIATIONS: dict[str, str] = {
     "AEDT": "Australia/Sydney",
     "BRT": "America/Sao_Paulo",
 }
-_AMBIGUOUS_ABBREVIATIONS = {"CST": "US Central Time or China Standard Time"}
+# Abbreviations that name several zones are never guessed (tz.AMBIGUOUS_LABELS).
+_AMBIGUOUS_ABBREVIATIONS = {
+    label: " or ".join(f"{name} ({zone})" for name, zone in options) for label, options in tz.AMBIGUOUS_LABELS.items()
+}
 _ZONE_WORDS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\banywhere[\s-]+on[\s-]+earth\b", re.I), tz.AOE),
     (re.compile(r"\bpacific(?:\s+(?:standard|daylight))?\s+time\b", re.I), "America/Los_Angeles"),
@@ -166,6 +166,7 @@ class ParsedRequest:
         """JSON-safe; served as is by ``POST /api/v1/exceptions/parse/``."""
         fields = asdict(self.fields)
         fields.pop("source_text")
+        fields["until_at"] = tz.isoformat_utc(self.fields.until_at) if self.fields.until_at else None
         if not self.days_read:
             fields["days"] = None
         return {
@@ -189,19 +190,26 @@ _BULLET_RE = re.compile(r"^\s*(?:[*\u2022\u2023\u25e6\u25aa\u00b7+\-\u2013\u2014
 _HEADER_RE = re.compile(r"^\s*(from|date|sent|subject|to|cc|reply-to)\s*:\s*(.*)$", re.I)
 _ATTRIBUTION_RE = re.compile(r"^\s*(?:on\s.{4,200}\swrote:|-{3,}\s*(?:original|forwarded)\s+message\s*-{3,})\s*$", re.I)
 _SIGNOFF_RE = re.compile(
-    r"^\s*(?:thanks?(?: you)?|many thanks|thx|regards|best(?: regards)?|cheers|kind regards|--|-- )\s*[!,.]?\s*$", re.I
+    r"^\s*(?:(?:thanks?(?: you)?|many thanks|thx|regards|best(?: regards| wishes)?|cheers|kind regards|--|-- )"
+    r"\s*[!,.]?\s*$"
+    r"|thanks?(?: you)?(?: (?:so much|in advance|for (?:your|the) (?:consideration|review|time|help)|for considering"
+    r"(?: (?:this|it))?))[!,. ]*\S{0,40}$|(?:please )?let (?:me|us) know\b|(?:happy|glad) to (?:answer|discuss)\b)",
+    re.I,
 )
 _OPT_PAREN = r"(?:\s*\([^()]*\))*"
 
 _KEY_PATTERNS: list[tuple[str, str]] = [
-    ("days", r"(?:additional|extra)\s+(?:time|days?)(?:\s+(?:needed|requested|required))?|time\s+needed"
-     r"|days\s+(?:needed|requested)"),
-    ("reason", r"reason(?:\s+(?:this|the)\s+(?:enhancement|feature|kep)\s+is\s+critical"
-     r"(?:\s+for\s+(?:this|the)\s+(?:milestone|release))?)?|why\s+(?:is\s+)?(?:this|it)\s+(?:is\s+)?critical"),
+    ("days", r"(?:(?:additional|extra)\s+(?:time|days?)(?:\s+(?:needed|requested|required))?|time\s+needed"
+     r"|days\s+(?:needed|requested))(?:\s+in\s+(?:calendar\s+|business\s+)?days)?"),
+    ("reason", r"reason(?:\s+(?:this|the|why)\s+(?:(?:this|the)\s+)?(?:enhancement|feature|kep)\s+is\s+critical"
+     r"(?:\s+(?:for|to|in)\s+(?:this|the)\s+(?:milestone|release))?)?"
+     r"|why\s+(?:is\s+)?(?:this|it)\s+(?:is\s+)?critical(?:\s+(?:for|to)\s+(?:this|the)\s+(?:milestone|release))?"),
     ("risks_adding", r"risks?\s+(?:from|of|in|with)\s+adding(?:\s+(?:the\s+)?(?:code|enhancement|feature|it))?"
      r"(?:\s+late)?"),
     ("risks_cutting", r"risks?\s+(?:from|of|in|with)\s+cutting(?:\s+(?:the\s+)?(?:enhancement|feature|kep|it))?"),
-    ("issue_url", r"(?:(?:k/enhancements|kubernetes/enhancements|k/e|enhancements?)\s+(?:repo(?:sitory)?\s+)?"
+    ("kep_pr", r"(?:k/enhancements|kubernetes/enhancements|k/e|kep)\s+(?:pr|pull\s+request)s?(?:\s*#|\s+links?)?"),
+    ("issue_url", r"(?:(?:k/enhancements|kubernetes/enhancements|k/e|enhancements?|k/features|kubernetes/features"
+     r"|features?)\s+(?:repo(?:sitory)?\s+)?"
      r"|(?:feature|kep|tracking)\s+)?issue(?:\s*(?:#|number|no\.?|url|link))?"),
     ("pr_urls", r"prs?\s*#\s*['\u2019\u2018`\u00b4]?\s*s|pr\s*#|prs|pr\s+(?:links?|urls?|numbers?)"
      r"|pull\s+requests?(?:\s+(?:links?|urls?))?|related\s+prs|prs?"),
@@ -213,11 +221,15 @@ _KEY_RES = [
     (name, re.compile(rf"^(?:{pattern})[*_]*{_OPT_PAREN}[*_]*\s*[:\uff1a][*_]*\s*(?P<rest>.*)$", re.I))
     for name, pattern in _KEY_PATTERNS
 ]
+# The template's own hints: never an answer, wherever they are left ("(hint)" after the
+# key, or copied on a line of its own).
 _PROMPT_RE = re.compile(
-    r"^\((?:[^()]*(?:k8s|kubernetes)\s+stability[^()]*|[^()]*partial\s+implementation[^()]*|[^()]*\betc\.?)\)"
-    r"\s*[:\-\u2013]?\s*",
+    r"^(?:\((?:[^()]*(?:k8s|kubernetes)\s+stability[^()]*|[^()]*partial\s+implementation[^()]*"
+    r"|[^()]*\betc\.?|alpha\s*/\s*beta\s*/\s*stable|in\s+(?:calendar\s+)?days(?:,[^()\n]*)?)\)"
+    r"|alpha\s*/\s*beta\s*/\s*stable\s*$)\s*[:\-\u2013]?\s*",
     re.I,
 )
+_FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w-]*\s*$")
 
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|a\\s+couple\\s+of"
@@ -274,6 +286,8 @@ def _split_lines(text: str) -> list[_Line]:
         match = _QUOTE_RE.match(raw)
         depth = match.group(1).count(">") if match else 0
         body = raw[match.end() :] if match else raw
+        if _FENCE_RE.match(body):
+            body = ""  # a code fence around the template is layout, not text
         lines.append(_Line(index=index, depth=depth, text=body.rstrip()))
     return lines
 
@@ -316,7 +330,43 @@ def _stops_value(lines: list[_Line], i: int) -> bool:
         or _ATTRIBUTION_RE.match(line.text)
         or _SIGNOFF_RE.match(line.text)
         or _is_amendment_line(line.text)
+        or decision_outcome(line.text)
     )
+
+
+# A release-team decision in a reply. Markdown links are read as their text first.
+_APPROVAL_RES = (
+    re.compile(r"\bAPPROVING\b|\b(?:is|are|am|we(?:'re|\s+are)?)\s+approving\b", re.I),
+    re.compile(
+        r"\b(?:exception(?:\s+request)?|request)\s+(?:has\s+been|is|was|have\s+been)\s+(?:\w+\s+)?approved\b", re.I
+    ),
+    re.compile(r"\bapproved\s+by\s+(?:the\s+)?(?:v?\d\.\d+\s+)?release\s+team\b", re.I),
+    re.compile(r"\b(?:we|the\s+release\s+team)\s+(?:have\s+|has\s+)?(?:approved|granted)\b", re.I),
+    re.compile(r"\bexception\s+(?:is\s+|has\s+been\s+)?granted\b", re.I),
+)
+_REJECTION_RES = (
+    re.compile(r"\bREJECTING\b|\b(?:is|are|am|we(?:'re|\s+are)?)\s+(?:rejecting|denying|declining)\b", re.I),
+    re.compile(
+        r"\b(?:exception(?:\s+request)?|request)\s+(?:has\s+been|is|was|have\s+been)\s+(?:\w+\s+)?"
+        r"(?:rejected|denied|declined)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:unable|not\s+able)\s+to\s+(?:approve|grant|accept)\b|\bcan(?:not|'t)\s+(?:approve|grant)\b", re.I
+    ),
+    re.compile(r"\bwill\s+not\s+be\s+(?:approved|granted)\b", re.I),
+)
+_MD_LINK_RE = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
+
+
+def decision_outcome(text: str) -> str:
+    """ "approved", "rejected" or "" for a line of a release-team reply."""
+    plain = _MD_LINK_RE.sub(r"\1", text)
+    if any(regex.search(plain) for regex in _REJECTION_RES):
+        return "rejected"
+    if any(regex.search(plain) for regex in _APPROVAL_RES):
+        return "approved"
+    return ""
 
 
 def _wrapped_key_match(lines: list[_Line], i: int) -> tuple[_Line, tuple[str, str]] | None:
@@ -337,12 +387,14 @@ def _wrapped_key_match(lines: list[_Line], i: int) -> tuple[_Line, tuple[str, st
 
 
 def _collect_value(lines: list[_Line], start: int, first: str) -> tuple[str, int]:
-    """The answer on the key's line plus its continuation lines (same depth).
-
-    An answer ends at a blank line, unless it is still empty (the answer starts on a
-    later line) or the next text is indented (a nested list).
+    """The answer on the key's line plus every following line at the same quote depth,
+    until the next template key (or a header, a quote attribution, a sign-off, a
+    change of the days, a release-team decision). Blank lines and the template's
+    "(hint)" in between do not end it: answers start in the paragraph after the key
+    and run over several paragraphs. Trailing blank lines are not part of it.
     """
     depth = lines[start].depth
+    first = _PROMPT_RE.sub("", first.strip(), count=1).strip()
     parts = [first] if first else []
     end = start
     i = start + 1
@@ -351,21 +403,23 @@ def _collect_value(lines: list[_Line], start: int, first: str) -> tuple[str, int
         if line.depth != depth:
             break
         if line.blank:
-            j = i
-            while j < len(lines) and lines[j].depth == depth and lines[j].blank:
-                j += 1
-            if j >= len(lines) or lines[j].depth != depth or _stops_value(lines, j):
-                break
-            if parts and not lines[j].text.startswith("  "):
-                break
-            i = j
+            if parts:
+                parts.append("")
+            i += 1
             continue
         if _stops_value(lines, i):
             break
-        parts.append(line.text.strip())
+        text = line.text.strip()
+        if not parts:
+            text = _PROMPT_RE.sub("", text, count=1).strip()
+            if not text:
+                end = i
+                i += 1
+                continue
+        parts.append(text)
         end = i
         i += 1
-    return "\n".join(parts).strip(), end
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(parts)).strip(), end
 
 
 # ---------------------------------------------------------------------- values
@@ -409,14 +463,14 @@ def zone_from_text(text: str) -> tuple[str, list[str]]:
     for match in re.finditer(r"\b(?:aoe|AOE|AoE)\b|\b[A-Z]{2,4}\b", text):
         token = match.group(0)
         upper = token.upper()
+        if upper in _AMBIGUOUS_ABBREVIATIONS and token.isupper():
+            warnings.append(f"{upper} can mean {_AMBIGUOUS_ABBREVIATIONS[upper]}; it was not guessed (no zone read).")
+            found.append((match.start(), ""))
+            continue
         if upper in ZONE_ABBREVIATIONS and (token.isupper() or upper == "AOE"):
             if any(start <= match.start() < start + 12 for start, _ in found):
                 continue  # the UTC of "UTC+2", already read
             found.append((match.start(), ZONE_ABBREVIATIONS[upper]))
-            if upper in _AMBIGUOUS_ABBREVIATIONS:
-                warnings.append(
-                    f"{upper} can mean {_AMBIGUOUS_ABBREVIATIONS[upper]}; it was read as {ZONE_ABBREVIATIONS[upper]}."
-                )
     for regex, zone in _ZONE_WORDS:
         match = regex.search(text)
         if match:
@@ -464,12 +518,32 @@ def _read_until(value: str) -> str:
     return until.strip().rstrip(".;,").strip()
 
 
+# "None, PRR is approved", "0", "No additional time": admission only (0 days).
+ADMISSION_RE = re.compile(
+    r"^\s*(?:none\b|n/a\b|0\b(?!\s*[.,]\d)|zero\b|no\s+(?:additional|extra|more)\s+(?:time|days?)\b"
+    r"|not\s+needed\b|nothing\b)",
+    re.I,
+)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 def read_days(value: str) -> tuple[int | None, str, list[str]]:
     """Days from an "Additional time needed" answer: (days, problem, warnings)."""
     warnings: list[str] = []
     text = value.strip()
     if not text:
         return None, "the answer is empty", warnings
+    huge = re.search(r"\d{5,}", text)
+    if huge:
+        digits = len(huge.group(0))
+        return None, f"a {digits:,}-digit number is not a number of days", warnings
+    if ADMISSION_RE.match(text):
+        warnings.append(f"{_short(text)!r} asks for no extra time: read as 0 days, an admission past the freeze.")
+        return 0, "", warnings
     head = re.sub(r"\([^()]*\)", " ", text)  # parentheses hold "until ...", not the count
     ranged = re.search(rf"\b(\d+)\s*(?:-|\u2013|to|or)\s*(\d+)\s*{_DAY_UNIT}", head, re.I)
     if ranged:
@@ -508,6 +582,31 @@ def read_days(value: str) -> tuple[int | None, str, list[str]]:
             warnings,
         )
     return None, f"no number of days in {text!r}", warnings
+
+
+_QUOTED_NAME_RE = re.compile(
+    r"^[\"\u201c\u2018'`*_]+(?P<name>.+?)[\"\u201d\u2019'`*_]+\s*[(<\[:\-\u2013,]*\s*(?P<rest>.*)$", re.S
+)
+
+
+def read_enhancement_name(value: str) -> tuple[str, str]:
+    """(name, url): a quoted name followed by its link ("\"Pod resize\" https://...") gives
+    the name without quotes and the link; a name with a link after it, likewise."""
+    text = " ".join(value.split())
+    text = _MD_LINK_RE.sub(lambda m: f"{m.group(1)} {m.group(0)[m.group(0).index('(') + 1 : -1]}", text)
+    url = ""
+    urls = _URL_RE.findall(text)
+    if urls:
+        url = _clean_url(urls[0])
+    quoted = _QUOTED_NAME_RE.match(text)
+    if quoted and (not quoted["rest"] or _URL_RE.search(quoted["rest"]) or len(quoted["rest"]) < 3):
+        return quoted["name"].strip(), url
+    if url:
+        name = _URL_RE.sub(" ", text)
+        name = re.sub(r"[\s(<\[\]>):\-\u2013,]+$", "", name).strip()
+        name = re.sub(r"\(\s*\)|<\s*>", "", name).strip()
+        return name, url
+    return text, url
 
 
 def read_stage(value: str) -> tuple[str, str]:
@@ -765,7 +864,7 @@ def parse_request_email(text: str) -> ParsedRequest:
     problems: dict[str, str] = {}
     values = {name: _clean_answer(occ.value, name) for name, occ in chosen.items()}
 
-    enhancement_name = values.get("enhancement_name", "")
+    enhancement_name, name_url = read_enhancement_name(values.get("enhancement_name", ""))
     if "enhancement_name" in chosen and not enhancement_name:
         problems["enhancement_name"] = "the answer is empty"
 
@@ -788,6 +887,11 @@ def parse_request_email(text: str) -> ParsedRequest:
         warnings += more
         if problem:
             problems["issue_url"] = problem
+    if not issue_url and name_url and _ENHANCEMENTS_ISSUE_RE.search(name_url):
+        issue_url, kep_number = name_url, int(_ENHANCEMENTS_ISSUE_RE.search(name_url).group(1))
+        problems.pop("issue_url", None)
+        chosen.setdefault("issue_url", chosen["enhancement_name"])
+        warnings.append(f"The enhancements issue was read from the link after the name: {name_url}.")
 
     pr_urls: list[str] = []
     if "pr_urls" in chosen:
@@ -795,6 +899,18 @@ def parse_request_email(text: str) -> ParsedRequest:
         warnings += more
         if problem:
             problems["pr_urls"] = problem
+    if "kep_pr" in chosen:
+        # "k/enhancements PR:" gives the KEP's pull request instead of its issue.
+        kep_prs, _, _ = read_prs(values["kep_pr"])
+        pr_urls = list(dict.fromkeys([*pr_urls, *kep_prs]))
+        if "pr_urls" not in chosen and pr_urls:
+            chosen["pr_urls"] = chosen["kep_pr"]
+            problems.pop("pr_urls", None)
+        if "issue_url" not in chosen:
+            warnings.append(
+                "The KEP's k/enhancements pull request was given instead of its issue; "
+                "the KEP number comes from the subject or the text."
+            )
 
     days, until_text, until_zone = None, "", ""
     base = chosen.get("days")
@@ -824,6 +940,11 @@ def parse_request_email(text: str) -> ParsedRequest:
         warnings.append(f"The subject names KEP-{subject_kep} but the issue is #{kep_number}; the issue was used.")
     if kep_number is None:
         problems.setdefault("kep_number", "no KEP number: no enhancements issue and no KEP-NNNN in the subject")
+    elif not issue_url and "issue_url" in problems and "kep_pr" in chosen:
+        issue_url = f"https://github.com/kubernetes/enhancements/issues/{kep_number}"
+        problems.pop("issue_url")
+        missing.remove("issue_url")
+        ordered_problems.pop("issue_url", None)
 
     # The freeze: the subject, then the free text, then the answers.
     free = "\n".join(ln.text for ln in lines if ln.index not in consumed and not _HEADER_RE.match(ln.text))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, SignOff
+from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
 from releasecal import tz
 from releasecal.errors import Conflict, NotAllowed, PolicyViolation, ValidationFailed
 from releasecal.models import Enhancement, Milestone, Tracking
@@ -49,6 +49,8 @@ class RequestFields:
     risks_adding: str = ""
     risks_cutting: str = ""
     source_text: str = ""
+    # The until-text read as an instant (``exceptions.parsing`` fills it when it can).
+    until_at: dt.datetime | None = None
 
 
 def _actor_label(actor, fallback: str = "") -> str:
@@ -57,21 +59,38 @@ def _actor_label(actor, fallback: str = "") -> str:
     return fallback or "anonymous"
 
 
-def _check_days(days) -> int:
+# Freezes where a request may ask for no extra time at all: an *admission* past the
+# freeze ("None, PRR is approved": the PRR was done late, the KEP only needs to be let
+# in). Such a request is granted until the freeze itself. Code, test and docs freezes
+# are about finishing work, so there a request must ask for at least one day.
+ADMISSION_KINDS = frozenset({"prr-freeze", "enhancements-freeze"})
+
+
+def _check_days(days, milestone: Milestone | None = None) -> int:
     if isinstance(days, bool) or not isinstance(days, int):
+        if isinstance(days, str) and len(days.strip()) > 6:
+            raise ValidationFailed("Additional days must be a small whole number.", extra={"days": days[:20]})
         try:
             days = int(days)
         except (TypeError, ValueError):
-            raise ValidationFailed("Additional days must be a whole number.", extra={"days": str(days)}) from None
+            raise ValidationFailed("Additional days must be a whole number.", extra={"days": str(days)[:20]}) from None
+    if days == 0 and milestone is not None and milestone.kind.slug in ADMISSION_KINDS:
+        return days
     if days < 1:
+        if milestone is not None and days == 0:
+            raise PolicyViolation(
+                f"A {milestone.kind.name} exception must ask for at least 1 day; asking for no time "
+                f"(admission only) is for {' and '.join(sorted(ADMISSION_KINDS))} requests.",
+                extra={"days": days, "kind": milestone.kind.slug},
+            )
         raise PolicyViolation("At least 1 additional day must be requested.", extra={"days": days})
     if days > 366:
         raise PolicyViolation("An exception cannot ask for more than a year.", extra={"days": days})
     return days
 
 
-def _check_fields(fields: RequestFields) -> RequestFields:
-    fields.days = _check_days(fields.days)
+def _check_fields(fields: RequestFields, milestone: Milestone | None = None) -> RequestFields:
+    fields.days = _check_days(fields.days, milestone)
     if fields.stage and fields.stage not in Tracking.Stage.values:
         raise ValidationFailed(
             f"Unknown stage {fields.stage!r}; use one of {', '.join(Tracking.Stage.values)}.",
@@ -88,27 +107,35 @@ def request_window_closes(milestone: Milestone) -> dt.datetime:
 
 
 def default_granted_until(request: ExceptionRequest, days: int | None = None) -> dt.datetime:
-    """Freeze + requested days, at end of day in the release's zone.
+    """Freeze + requested days, at end of day in the release's zone (0 days, an
+    admission: the freeze itself).
 
     The freeze day is the day the freeze closes in the release's zone (a freeze at
     "end of day Thursday" counts as Thursday); "end of day D" is D+1 00:00 there
     (AoE: 12:00 UTC the next day).
     """
     days = request.days if days is None else days
+    if days == 0:
+        return request.milestone.deadline  # an admission: no extra time
     zone = request.release.zone
     freeze_day = tz.deadline_day(request.milestone.deadline, zone)
     return tz.end_of_day(freeze_day + dt.timedelta(days=days), zone)
 
 
+def _user_or_none(user):
+    return user if user is not None and getattr(user, "is_authenticated", False) else None
+
+
 def _write_revision(
-    request: ExceptionRequest, fields: RequestFields, *, actor, at: dt.datetime
+    request: ExceptionRequest, fields: RequestFields, *, actor, at: dt.datetime, entered_by=None
 ) -> ExceptionRequestRevision:
     number = (request.revisions.order_by("-number").values_list("number", flat=True).first() or 0) + 1
     return ExceptionRequestRevision.objects.create(
         request=request,
         number=number,
         created_at=at,
-        created_by=actor if actor is not None and getattr(actor, "is_authenticated", False) else None,
+        created_by=_user_or_none(actor),
+        entered_by=_user_or_none(entered_by) or _user_or_none(actor),
         enhancement_name=fields.enhancement_name,
         stage=fields.stage,
         sig=fields.sig,
@@ -117,6 +144,7 @@ def _write_revision(
         days=fields.days,
         until_text=fields.until_text,
         until_zone=fields.until_zone,
+        until_at=tz.to_utc(fields.until_at) if fields.until_at else None,
         reason=fields.reason,
         risks_adding=fields.risks_adding,
         risks_cutting=fields.risks_cutting,
@@ -158,10 +186,15 @@ def exception_request_submit(
     requester=None,
     requester_name: str = "",
     submitted_at: dt.datetime | None = None,
+    entered_by=None,
 ) -> ExceptionRequest:
     """File a request. Enforces the window, one live request per KEP per milestone, and
-    that a rejected request is not re-filed asking for fewer days."""
-    fields = _check_fields(fields)
+    that a rejected request is not re-filed asking for fewer days.
+
+    ``requester`` is who asks (an email's author); ``entered_by`` is who typed or
+    ingested it (the release-team member running ``ingest_exception``, the API caller,
+    the admin user); it defaults to the requester when that is a user."""
+    fields = _check_fields(fields, milestone)
     release = milestone.release
     now = tz.utc_now()
     submitted_at = tz.check_plausible(submitted_at, field="submitted_at") if submitted_at else now
@@ -211,6 +244,7 @@ def exception_request_submit(
                 milestone=milestone,
                 requester=requester if requester is not None and requester.is_authenticated else None,
                 requester_name=requester_name or _actor_label(requester, ""),
+                entered_by=_user_or_none(entered_by) or _user_or_none(requester),
                 days=fields.days,
                 submitted_at=submitted_at,
             )
@@ -218,7 +252,7 @@ def exception_request_submit(
         raise Conflict(
             f"KEP-{enhancement.number} already has a live exception request for {milestone.title}."
         ) from None
-    revision = _write_revision(request, fields, actor=requester, at=submitted_at)
+    revision = _write_revision(request, fields, actor=requester, at=submitted_at, entered_by=request.entered_by)
     request.tracking_status_before = _set_tracking_status(request, Tracking.Status.EXCEPTION_PENDING)
     request.save(update_fields=["tracking_status_before"])
     audit_record(
@@ -265,16 +299,19 @@ def exception_request_amend(
     actor=None,
     actor_label: str = "",
     at: dt.datetime | None = None,
+    entered_by=None,
 ) -> ExceptionRequest:
-    """Record a new version of a pending request (the requester changed 6 days to 3)."""
-    fields = _check_fields(fields)
+    """Record a new version of a pending request (the requester changed 6 days to 3).
+
+    ``entered_by`` as for submit (defaults to ``actor``)."""
     request = _lock(request)
+    fields = _check_fields(fields, request.milestone)
     _require_pending(request, "amended")
     if actor is not None and not (_is_requester(request, actor) or _can_decide(actor) or actor.is_staff):
         raise NotAllowed("Only the requester or the release team can amend this request.")
     at = tz.check_plausible(at, field="at") if at else tz.utc_now()
     before = _revision_dict(request.current)
-    revision = _write_revision(request, fields, actor=actor, at=at)
+    revision = _write_revision(request, fields, actor=actor, at=at, entered_by=entered_by)
     request.days = fields.days
     request.save(update_fields=["days", "updated_at"])
     audit_record(
@@ -329,7 +366,13 @@ def _check_decider(request: ExceptionRequest, actor) -> None:
 def _check_grant(request: ExceptionRequest, granted_until: dt.datetime) -> None:
     freeze = request.milestone.deadline
     zone = request.release.zone
-    if granted_until <= freeze:
+    if request.days == 0:
+        if granted_until < freeze:
+            raise PolicyViolation(
+                f"granted_until ({tz.render(granted_until, zone)}) is before the freeze ({tz.render(freeze, zone)}).",
+                extra={"granted_until": tz.isoformat_utc(granted_until), "freeze": tz.isoformat_utc(freeze)},
+            )
+    elif granted_until <= freeze:
         raise PolicyViolation(
             f"granted_until ({tz.render(granted_until, zone)}) must be after the freeze ({tz.render(freeze, zone)}).",
             extra={"granted_until": tz.isoformat_utc(granted_until), "freeze": tz.isoformat_utc(freeze)},
@@ -440,3 +483,122 @@ def exception_request_withdraw(
     )
     _emit("withdrawn", request)
     return request
+
+
+# ------------------------------------------------------------- proposed decisions
+
+
+@transaction.atomic
+def proposed_decision_create(
+    *,
+    request: ExceptionRequest,
+    outcome: str,
+    source_text: str,
+    granted_text: str = "",
+    granted_until: dt.datetime | None = None,
+    granted_zone: str = "",
+    warnings: list[str] | None = None,
+    readings: list[dict] | None = None,
+    author_name: str = "",
+    sent_at: dt.datetime | None = None,
+    entered_by=None,
+) -> ProposedDecision:
+    """Record a decision read from a thread, for a release-team member to confirm.
+
+    Nothing about the request changes here. A request that is no longer pending gets
+    no proposal (Conflict); a second open proposal replaces nothing (Conflict)."""
+    if outcome not in Decision.Outcome.values:
+        raise ValidationFailed(f"Unknown outcome {outcome!r}.", extra={"outcome": outcome})
+    request = _lock(request)
+    _require_pending(request, "given a proposed decision")
+    if request.proposed_decisions.filter(state=ProposedDecision.State.PROPOSED).exists():
+        raise Conflict(
+            f"Exception request #{request.pk} already has a proposed decision waiting; confirm or dismiss it first.",
+            extra={"request": request.pk},
+        )
+    proposal = ProposedDecision.objects.create(
+        request=request,
+        outcome=outcome,
+        granted_text=granted_text[:300],
+        granted_until=tz.to_utc(granted_until) if granted_until else None,
+        granted_zone=tz.normalize_zone_name(granted_zone) if granted_zone else "",
+        warnings=list(warnings or []),
+        readings=list(readings or []),
+        author_name=author_name[:200],
+        sent_at=tz.to_utc(sent_at) if sent_at else None,
+        source_text=source_text,
+        entered_by=_user_or_none(entered_by),
+    )
+    audit_record(
+        action="exception.propose_decision",
+        obj=request,
+        actor=_user_or_none(entered_by),
+        actor_label=_actor_label(entered_by, "email"),
+        after={
+            "outcome": outcome,
+            "granted_text": proposal.granted_text,
+            "granted_until": tz.isoformat_utc(proposal.granted_until) if proposal.granted_until else None,
+        },
+    )
+    return proposal
+
+
+def _lock_proposal(proposal: ProposedDecision) -> ProposedDecision:
+    proposal = ProposedDecision.objects.select_for_update().get(pk=proposal.pk)
+    if proposal.state != ProposedDecision.State.PROPOSED:
+        raise Conflict(
+            f"Proposed decision #{proposal.pk} is already {proposal.state}.", extra={"state": proposal.state}
+        )
+    return proposal
+
+
+@transaction.atomic
+def proposed_decision_confirm(
+    *,
+    proposal: ProposedDecision,
+    actor,
+    granted_until: dt.datetime | None = None,
+    granted_zone: str | None = None,
+    note: str = "",
+) -> Decision:
+    """Apply a proposed decision through ``exception_request_approve``/``_reject`` (same
+    permission and policy checks). ``granted_until`` overrides the proposed deadline; it
+    is required when the reply's deadline could not be read unambiguously."""
+    proposal = _lock_proposal(proposal)
+    note = note or f"Confirmed from the thread: {proposal.granted_text or proposal.outcome}"
+    if proposal.outcome == Decision.Outcome.APPROVED:
+        until = granted_until or proposal.granted_until
+        if until is None and proposal.granted_text:
+            raise ValidationFailed(
+                f"The reply's deadline {proposal.granted_text!r} could not be read unambiguously; "
+                "give the granted deadline to confirm.",
+                extra={"warnings": proposal.warnings, "readings": proposal.readings},
+            )
+        decision = exception_request_approve(
+            request=proposal.request,
+            actor=actor,
+            granted_until=until,
+            granted_zone=granted_zone or proposal.granted_zone or None,
+            note=note,
+        )
+    else:
+        decision = exception_request_reject(request=proposal.request, actor=actor, note=note)
+    proposal.state = ProposedDecision.State.CONFIRMED
+    proposal.resolved_by = actor
+    proposal.resolved_at = tz.utc_now()
+    proposal.save(update_fields=["state", "resolved_by", "resolved_at"])
+    return decision
+
+
+@transaction.atomic
+def proposed_decision_dismiss(*, proposal: ProposedDecision, actor, note: str = "") -> ProposedDecision:
+    """Drop a proposed decision that was misread; the request stays as it is."""
+    if not _can_decide(actor):
+        raise NotAllowed("Only members of the release team can dismiss a proposed decision.")
+    proposal = _lock_proposal(proposal)
+    proposal.state = ProposedDecision.State.DISMISSED
+    proposal.resolved_by = actor
+    proposal.resolved_at = tz.utc_now()
+    proposal.save(update_fields=["state", "resolved_by", "resolved_at"])
+    audit_record(action="exception.dismiss_proposed_decision", obj=proposal.request, actor=actor, after={"note": note})
+    return proposal

@@ -117,9 +117,10 @@ def test_a_withdrawn_request_can_be_refiled(pending_request, requester, kep, cod
     assert submit(kep, code_freeze, requester, days=1).state == "pending"
 
 
-@pytest.mark.parametrize("days", [0, -1])
-def test_it_requires_at_least_one_day(kep, code_freeze, requester, days):
-    with pytest.raises(PolicyViolation, match="At least 1 additional day"):
+@pytest.mark.parametrize(("days", "message"), [(0, "must ask for at least 1 day"), (-1, "At least 1 additional day")])
+def test_a_code_freeze_request_requires_at_least_one_day(kep, code_freeze, requester, days, message):
+    # 0 days (admission only) is for PRR and enhancements freezes: tests/test_admission.py.
+    with pytest.raises(PolicyViolation, match=message):
         submit(kep, code_freeze, requester, days=days)
 
 

@@ -102,7 +102,7 @@ def test_as_dict_has_a_stable_json_shape():
     }  # fmt: skip
     assert set(data["fields"]) == {
         "days", "enhancement_name", "stage", "sig", "issue_url", "pr_urls",
-        "until_text", "until_zone", "reason", "risks_adding", "risks_cutting",
+        "until_text", "until_zone", "until_at", "reason", "risks_adding", "risks_cutting",
     }  # fmt: skip
     assert data["amendments"] == [
         {
@@ -306,7 +306,7 @@ def test_it_reports_no_kep_number_when_nothing_names_one():
         ("2 days (until Thursday 25 July EOD PT)", 2, "Thursday 25 July EOD PT", "America/Los_Angeles"),
         ("4, until EOD Wednesday PST", 4, "EOD Wednesday PST", "America/Los_Angeles"),
         ("3 days (by EOD Friday EDT)", 3, "EOD Friday EDT", "America/New_York"),
-        ("5 (until 18:00 IST Friday)", 5, "18:00 IST Friday", "Asia/Kolkata"),
+        ("5 (until 18:00 IST Friday)", 5, "18:00 IST Friday", ""),  # IST: India, Ireland or Israel
         ("2 (until 12:00 UTC Friday)", 2, "12:00 UTC Friday", "UTC"),
         ("1 (until end of day Tuesday, Europe/Madrid)", 1, "end of day Tuesday, Europe/Madrid", "Europe/Madrid"),
         ("3 (until EOD Monday UTC+2)", 3, "EOD Monday UTC+2", "Etc/GMT-2"),
@@ -605,7 +605,7 @@ def test_amendment_as_dict_is_json_safe():
         ("Friday PT", "America/Los_Angeles"),
         ("Friday PDT", "America/Los_Angeles"),
         ("Friday ET", "America/New_York"),
-        ("Friday IST", "Asia/Kolkata"),
+        ("Friday IST", ""),
         ("Friday GMT", "UTC"),
         ("Friday UTC-12", "AoE"),
         ("Friday Asia/Tokyo", "Asia/Tokyo"),
@@ -617,11 +617,13 @@ def test_zone_from_text(text, zone):
     assert zone_from_text(text)[0] == zone
 
 
-def test_cst_is_read_as_us_central_with_a_warning():
-    zone, warnings = zone_from_text("EOD Friday CST")
-    assert zone == "America/Chicago"
+@pytest.mark.parametrize(("label", "named"), [("CST", "China"), ("IST", "India"), ("BST", "Bangladesh")])
+def test_an_abbreviation_of_several_zones_is_flagged_never_guessed(label, named):
+    zone, warnings = zone_from_text(f"EOD Friday {label}")
+    assert zone == ""
     assert len(warnings) == 1
-    assert "China" in warnings[0]
+    assert named in warnings[0]
+    assert "not guessed" in warnings[0]
 
 
 def test_read_days_prefers_the_count_over_a_date_in_parentheses():
