@@ -32,7 +32,7 @@ from api.fields import (
 )
 from exceptions import services
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
-from exceptions.parsing import parse_request_email
+from exceptions.reader import read_thread
 from exceptions.selectors import MAX_ID, Deadline, deadlines_next, exception_milestone_get
 from releasecal import selectors as schedule
 from releasecal import tz
@@ -603,21 +603,24 @@ class ExceptionSignOffApi(APIView):
 
 
 class ExceptionParseApi(APIView):
-    """Read the fields of a request email (the Kubernetes template). Nothing is saved."""
+    """Read a request thread (an email, a pasted thread, an mbox file): the fields, the
+    amendments, the until-text as an instant, the release team's decision as a
+    *proposed* decision, and the inferred freeze and release with their reasons.
+    Nothing is saved. Text that is not a request is refused with 422 and one sentence
+    saying what it looks like (``extra.kind``); unreadable input with 400."""
 
     permission_classes = [AllowAny]
     throttle_scope = "parse"
 
     @extend_schema_serializer(component_name="ExceptionParseInput")
     class InputSerializer(serializers.Serializer):
-        text = serializers.CharField(max_length=200000, help_text="The email, headers optional")
+        text = serializers.CharField(max_length=1_000_000, help_text="The email or thread, headers optional")
 
-    @extend_schema(request=InputSerializer, responses={200: OpenApiTypes.OBJECT} | error_responses(400))
+    @extend_schema(request=InputSerializer, responses={200: OpenApiTypes.OBJECT} | error_responses(400, 422))
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        parsed = parse_request_email(serializer.validated_data["text"])
-        return Response(parsed.as_dict())
+        return Response(read_thread(serializer.validated_data["text"]).as_dict())
 
 
 # ------------------------------------------------------------ KEPs and deadlines

@@ -226,6 +226,7 @@ class ExceptionsYamlFile(models.Model):
     def __str__(self) -> str:
         return f"exceptions.yaml of {self.release.slug}"
 
+
 class ProposedDecision(models.Model):
     """A release-team decision read from an email thread, waiting for a release-team
     member to confirm it. Never applied by itself: confirming calls the same

@@ -157,6 +157,7 @@ class ParsedRequest:
     # From the email headers, when present.
     sent_at: dt.datetime | None = None
     sender: str = ""
+    sender_address: str = ""
 
     @property
     def days_read(self) -> bool:
@@ -644,7 +645,8 @@ def read_sig(value: str) -> tuple[str, str, list[str]]:
 
 
 _URL_RE = re.compile(r"https?://[^\s<>()\[\],;\"'`]+")
-_ENHANCEMENTS_ISSUE_RE = re.compile(r"github\.com/kubernetes/enhancements/issues/(\d+)", re.I)
+# kubernetes/features was renamed kubernetes/enhancements (2018): its issue numbers are the KEPs'.
+_ENHANCEMENTS_ISSUE_RE = re.compile(r"github\.com/kubernetes/(?:enhancements|features)/issues/(\d+)", re.I)
 
 
 def _clean_url(url: str) -> str:
@@ -671,7 +673,11 @@ def read_issue(value: str) -> tuple[str, int | None, str, list[str]]:
         elif bare and number is None and issue is None:
             number = None
         return urls[0], number, "", warnings
-    shorthand = re.search(r"(?:kubernetes/enhancements|k/enhancements|k/e)\s*#\s*(\d+)|^#?\s*(\d{1,6})\b", text, re.I)
+    shorthand = re.search(
+        r"(?:kubernetes/(?:enhancements|features)|k/(?:enhancements|features)|k/e)\s*#\s*(\d+)|^#?\s*(\d{1,6})\b",
+        text,
+        re.I,
+    )
     if shorthand:
         number = int(shorthand.group(1) or shorthand.group(2))
         return f"https://github.com/kubernetes/enhancements/issues/{number}", number, "", warnings
@@ -713,13 +719,66 @@ def read_prs(value: str) -> tuple[list[str], str, list[str]]:
 def _parse_date(value: str) -> dt.datetime | None:
     try:
         parsed = email.utils.parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    if parsed is None:
-        return None
-    if parsed.tzinfo is None:  # "-0000": the time is UTC, the sender's zone unknown (RFC 5322)
-        parsed = parsed.replace(tzinfo=dt.UTC)
-    return tz.to_utc(parsed)
+        if parsed is None:
+            return None
+        if parsed.tzinfo is None:  # "-0000": the time is UTC, the sender's zone unknown (RFC 5322)
+            parsed = parsed.replace(tzinfo=dt.UTC)
+        return tz.to_utc(parsed)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None  # year 1 at a negative offset overflows; the reader refuses such dates
+
+
+def display_name(value: str) -> str:
+    """The person in a From: value; Google Groups' "'Name' via kubernetes-sig-release" is Name."""
+    if "@" in value or "<" in value:
+        display, address = email.utils.parseaddr(value)
+        name = display or address or value.strip()
+    else:
+        name = value.strip().strip("\"'")
+    via = re.match(r"^\s*'?(?P<name>.+?)'?\s+via\s+\S.*$", name)
+    return (via["name"] if via else name).strip()
+
+
+def author_before(lines: list[_Line], line: _Line) -> str:
+    """Who wrote ``line``: the nearest From: header above it at its depth, else the
+    "On ..., NAME <addr> wrote:" line that introduces its quote."""
+    for i in range(line.index - 1, -1, -1):
+        other = lines[i]
+        if other.depth == line.depth:
+            header = _HEADER_RE.match(other.text)
+            if header and header.group(1).lower() == "from":
+                return display_name(header.group(2))
+        elif other.depth < line.depth:
+            who = attribution_name(other.text)
+            if who:
+                return who
+            if other.text.strip():
+                break
+    return ""
+
+
+def _address_before(lines: list[_Line], line: _Line) -> str:
+    for i in range(line.index - 1, -1, -1):
+        other = lines[i]
+        header = _HEADER_RE.match(other.text) if other.depth == line.depth else None
+        if header and header.group(1).lower() == "from":
+            return email.utils.parseaddr(header.group(2))[1]
+        if other.depth < line.depth and other.text.strip():
+            address = re.search(r"<([^<>@\s]+@[^<>\s]+)>\s*wrote:\s*$", other.text)
+            return address.group(1) if address else ""
+    return ""
+
+
+def attribution_name(text: str) -> str:
+    """The name in "On Tue, Jul 23, 2024 at 8:10 PM Jane Doe <jane@example.com> wrote:"."""
+    match = re.match(r"^\s*on\s+(?P<body>.+?)\s*wrote:\s*$", text, re.I)
+    if not match:
+        return ""
+    body = re.sub(r"\s*(?:<[^>]*>|\([^)]*\))\s*$", "", match["body"])
+    stamps = re.finditer(r"\b(?:[AP]M|\d{1,2}:\d{2}(?::\d{2})?(?:\s*[+-]\d{4})?|\d{4})\b,?", body, re.I)
+    cut = max((stamp.end() for stamp in stamps), default=0)
+    name = body[cut:].strip(" ,")
+    return display_name(name) if name and len(name) <= 100 else ""
 
 
 def _kep_from_text(text: str) -> int | None:
@@ -819,7 +878,7 @@ def parse_request_email(text: str) -> ParsedRequest:
     warnings: list[str] = []
 
     # Headers: the first Subject/From anywhere, top block first.
-    subject = sender = ""
+    subject = sender = sender_address = ""
     for line in lines:
         header = _HEADER_RE.match(line.text)
         if not header:
@@ -828,8 +887,8 @@ def parse_request_email(text: str) -> ParsedRequest:
         if name == "subject" and not subject:
             subject = value
         elif name == "from" and not sender:
-            display, address = email.utils.parseaddr(value)
-            sender = display or address or value
+            sender = display_name(value)
+            sender_address = email.utils.parseaddr(value)[1]
     if not subject:
         for line in [ln for ln in lines if not ln.blank][:3]:
             if line.depth == 0 and not _match_key(line) and re.search(r"exception|\bKEP\b|freeze", line.text, re.I):
@@ -961,6 +1020,12 @@ def parse_request_email(text: str) -> ParsedRequest:
             top_date = (line, _parse_date(header.group(2)))
             break
     base_date = _date_before(lines, base.line) if base is not None else None
+    if base is not None:
+        # The requester is whoever wrote the message holding the template (a top-posted
+        # reply's From: is the replier's).
+        author = author_before(lines, base.line)
+        if author and author != sender:
+            sender, sender_address = author, _address_before(lines, base.line)
     if base_date is not None:
         sent_at = base_date[1]
         if sent_at is None:
@@ -1007,6 +1072,7 @@ def parse_request_email(text: str) -> ParsedRequest:
         warnings=list(dict.fromkeys(warnings)),
         sent_at=sent_at,
         sender=sender,
+        sender_address=sender_address,
     )
 
 

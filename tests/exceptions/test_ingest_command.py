@@ -233,10 +233,17 @@ def test_an_ambiguous_release_asks_for_release(tmp_path, kinds, kep, code_freeze
         release=other, kind=kinds["code-freeze"], title="Code Freeze", at=dt.datetime(2024, 11, 8, 2, 0, tzinfo=UTC)
     )
     path = email_file(tmp_path, "example-code-freeze.txt")
-    with pytest.raises(CommandError, match=r"Several active releases have a code-freeze milestone .*pass --release"):
-        ingest(path, "--received-at", "2024-07-24T05:00:00Z")
-    ingest(path, "--received-at", "2024-07-24T05:00:00Z", "--release", "1.31")
+    # Sent before either code freeze: both windows are still ahead, so neither is taken.
+    with pytest.raises(CommandError, match=r"Could not tell which freeze .* 2 freezes .*pass --milestone .* --release"):
+        ingest(path, "--received-at", "2024-07-20T05:00:00Z")
+    out = ingest(path, "--received-at", "2024-07-20T05:00:00Z", "--release", "1.31")
     assert ExceptionRequest.objects.get().milestone == code_freeze
+    assert "release 1.31 as given" in out
+    ExceptionRequest.objects.all().delete()
+    # Sent inside 1.31's request window: that freeze, by date.
+    out = ingest(path, "--received-at", "2024-07-24T05:00:00Z")
+    assert ExceptionRequest.objects.get().milestone == code_freeze
+    assert "by date: its request window" in out
 
 
 def test_when_only_one_window_is_still_open_that_release_is_taken(tmp_path, kinds, kep, code_freeze):
@@ -264,7 +271,8 @@ def test_an_email_naming_no_freeze_takes_the_freeze_whose_window_is_open(tmp_pat
     text = (EMAILS / "example-code-freeze.txt").read_text().replace(" (code freeze)", "")
     out = ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=text)
     assert ExceptionRequest.objects.get().milestone == code_freeze
-    assert "warning: The email names no freeze; took Code Freeze of 1.31" in out
+    assert "milestone: Code Freeze of 1.31 (#" in out
+    assert "inferred by date (no freeze is named in the subject or the text): its request window" in out
 
 
 def test_an_email_naming_no_freeze_sent_outside_any_window_asks_for_milestone(tmp_path, kep, code_freeze):
@@ -318,10 +326,16 @@ def test_it_warns_when_the_until_names_the_wrong_dst_label(tmp_path, kep, code_f
     text = (EMAILS / "example-code-freeze.txt").read_text()
     text = text.replace("(in days): 2", "(in days): 2 (until EOD Thursday PST)")
     out = ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=text)
-    assert "warning: 'until EOD Thursday PST' says PST, but PDT is in force in America/Los_Angeles" in out
+    # Sent Wednesday 24 July: "Thursday" is 25 July, when PDT is in force; both readings named.
+    assert (
+        "warning: 'end of day PST' on Thursday 25 July 2024: PST (UTC-8) is not in force in America/Los_Angeles" in out
+    )
+    assert "end of day PDT = 07:00Z Friday 26 July 2024, or end of day UTC-8 = 08:00Z Friday 26 July 2024" in out
+    revision = ExceptionRequest.objects.get().current
+    assert revision.until_at == dt.datetime(2024, 7, 26, 7, 0, tzinfo=UTC)
     right = text.replace("PST", "PDT")
     ExceptionRequest.objects.all().delete()
-    assert "says" not in ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=right)
+    assert "not in force" not in ingest("-", "--received-at", "2024-07-24T05:00:00Z", stdin=right)
 
 
 def test_without_a_date_a_window_error_says_to_pass_received_at(tmp_path, kep, code_freeze):
