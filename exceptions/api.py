@@ -375,7 +375,10 @@ class ExceptionFilter(django_filters.FilterSet):
 class RequestFieldsInputSerializer(serializers.Serializer):
     """The request template's fields (what an email or a form carries)."""
 
-    days = serializers.IntegerField(help_text="Additional days needed (at least 1; more than 7 is warned about)")
+    days = serializers.IntegerField(
+        help_text="Additional days needed (at least 1; 0 = admission only, for a PRR or enhancements freeze; "
+        "more than 7 is warned about)"
+    )
     enhancement_name = serializers.CharField(required=False, allow_blank=True, max_length=300)
     stage = serializers.CharField(required=False, allow_blank=True, max_length=16, help_text="alpha, beta, stable…")
     sig = serializers.CharField(required=False, allow_blank=True, max_length=64)

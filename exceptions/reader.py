@@ -189,8 +189,6 @@ def source_text(source: str | bytes | email.message.Message) -> str:
 
 # ------------------------------------------------------------------ plausibility
 
-PLAUSIBLE_FROM = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-PLAUSIBLE_UNTIL = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 _YEAR_IN_DATE_RE = re.compile(r"\b(\d{1,4})\s+\d{1,2}:\d{2}")
 
 
@@ -206,15 +204,17 @@ def _check_dates(lines: list[_Line]) -> None:
         # The year as written: the email parser reads "0001" as 2001 (two-digit years).
         year = _YEAR_IN_DATE_RE.search(value)
         written = int(year.group(1)) if year and len(year.group(1)) >= 3 else None
-        implausible = (instant is not None and not PLAUSIBLE_FROM <= instant < PLAUSIBLE_UNTIL) or (
-            written is not None and not 1970 <= written < 2100
-        )
-        if implausible:
+        try:
+            if instant is not None:
+                tz.check_plausible(instant, field="Date: header")
+            if written is not None:
+                tz.check_plausible_date(dt.date(max(written, 1), 1, 1), field="Date: header", shown=value[:60])
+        except tz.ImplausibleInstant:
             raise _refuse(
                 f"The Date: header {value[:60]!r} is not a plausible time for an email "
-                "(expected between 1970 and 2100); fix it or give --received-at.",
+                "(expected between 1970 and 2099); fix it or give --received-at.",
                 date=value[:60],
-            )
+            ) from None
 
 
 # ---------------------------------------------------------------- non-requests
@@ -489,9 +489,7 @@ def read_thread(
     lines = _split_lines(parsed.fields.source_text)
     _check_dates(lines)
     if received_at is not None:
-        received_at = tz.to_utc(received_at)
-        if not PLAUSIBLE_FROM <= received_at < PLAUSIBLE_UNTIL:
-            raise _refuse(f"The time received {tz.isoformat_utc(received_at)} is not plausible (1970-2100).")
+        received_at = tz.check_plausible(received_at, field="time received")
     kind = classify_non_request(parsed.fields.source_text, parsed)
     if kind:
         raise NotARequest(NON_REQUEST_MESSAGES[kind], extra={"kind": kind})

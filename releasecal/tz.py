@@ -839,6 +839,10 @@ def read_deadline_text(text: str, *, reference: dt.datetime | None = None, defau
         day = ref_day + dt.timedelta(days=(named - ref_day.weekday() - 1) % 7 + 1)
     if day is None:
         return DeadlineText(text, problem="no date or weekday")
+    try:
+        check_plausible_date(day, field="date")
+    except ImplausibleInstant as exc:
+        return DeadlineText(text, problem=exc.message.rstrip("."))
 
     clock = _CLOCK_RE.search(text)
     eod = bool(_EOD_RE.search(text)) or clock is None

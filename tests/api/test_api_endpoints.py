@@ -255,7 +255,11 @@ def test_policy_messages_are_the_services_messages(requester, kep, code_freeze):
         "/api/v1/exceptions/", {"kep": 2400, "milestone": code_freeze.pk, "days": 0}, format="json"
     )
     assert response.status_code == 400
-    assert response.json()["message"] == "At least 1 additional day must be requested."
+    # 0 days (an admission) is for PRR and enhancements freezes only; the service says so.
+    assert response.json()["message"] == (
+        "A Code Freeze exception must ask for at least 1 day; asking for no time (admission only) is for "
+        "enhancements-freeze and prr-freeze requests."
+    )
     late = client_for(requester).post(
         "/api/v1/exceptions/", {"kep": 2400, "milestone": code_freeze.pk, "days": 2}, format="json"
     )
