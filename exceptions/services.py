@@ -229,7 +229,10 @@ def exception_request_submit(
                 f"for {milestone.title}; amend that one instead of filing another.",
                 extra={"existing_request": other.pk, "state": other.state},
             )
-    rejected_days = [other.days for other in earlier if other.state == ExceptionRequest.State.REJECTED]
+    # An imported rejection (exceptions.yaml) may not record the days asked: it bounds nothing.
+    rejected_days = [
+        other.days for other in earlier if other.state == ExceptionRequest.State.REJECTED and other.days is not None
+    ]
     if rejected_days and fields.days < max(rejected_days):
         raise PolicyViolation(
             f"A request for {max(rejected_days)} days was rejected for KEP-{enhancement.number} and "
