@@ -16,11 +16,10 @@ import re
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import CommandError
 
-from exceptions.management.commands.ingest_exception import resolve_milestone
 from exceptions.models import ExceptionRequest
 from exceptions.parsing import FIELD_LABELS, parse_request_email
+from exceptions.reader import ThreadReading, infer_milestone_kind, infer_release, resolve_milestone
 from exceptions.services import RequestFields, exception_request_amend, exception_request_submit
 from intake.mail import IncomingMail
 from intake.models import IntakeMessage
@@ -95,12 +94,18 @@ def file_mail(mail: IncomingMail, *, entered_by=None) -> Filed:
         return Filed(IntakeMessage.Outcome.IGNORED, detail="Not about an exception request.")
     received_at = mail.sent_at or tz.utc_now()
     notes: list[str] = list(parsed.warnings)
+    text = mail.as_thread_part()
+    reading = ThreadReading(
+        text=text,
+        request=parsed,
+        milestone_kind=infer_milestone_kind(parsed, text),
+        release=infer_release(parsed.subject, text),
+    )
     try:
-        milestone = resolve_milestone(
-            parsed=parsed, release_slug=None, milestone_opt=None, received_at=received_at, notes=notes
-        )
-    except CommandError as exc:
-        raise NotFiled(str(exc)) from None
+        milestone, reason = resolve_milestone(reading, received_at=received_at)
+    except DomainError as exc:
+        raise NotFiled(exc.message) from None
+    notes.append(f"Milestone: {reason}.")
     enhancement = Enhancement.objects.filter(number=parsed.kep_number).first()
     if enhancement is None:
         if not parsed.fields.sig:
@@ -123,6 +128,7 @@ def file_mail(mail: IncomingMail, *, entered_by=None) -> Filed:
             requester=user,
             requester_name="" if user else (mail.sender_name or mail.sender_email or "email")[:200],
             submitted_at=received_at,
+            entered_by=entered_by,
         )
         for amendment in parsed.amendments:
             request = exception_request_amend(
@@ -133,6 +139,7 @@ def file_mail(mail: IncomingMail, *, entered_by=None) -> Filed:
                 actor=user,
                 actor_label=request.requester_label,
                 at=received_at,
+                entered_by=entered_by,
             )
     except DomainError as exc:
         raise NotFiled(exc.message) from None
@@ -180,6 +187,7 @@ def _file_reply(mail: IncomingMail, request: ExceptionRequest, *, entered_by=Non
                 actor=user,
                 actor_label=mail.sender_name or mail.sender_email,
                 at=max(at, request.submitted_at),
+                entered_by=entered_by,
             )
     except DomainError as exc:
         raise NotFiled(exc.message) from None
