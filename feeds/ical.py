@@ -6,8 +6,8 @@ the same data gives a byte-identical feed:
 - UID ``releasecal-milestone-<id>@<SITE_HOST>`` and ``releasecal-extension-<request id>@<SITE_HOST>``.
 - DTSTAMP = LAST-MODIFIED = the newest timestamp of the rows the event is built from.
 - Timed events carry ``DTSTART;TZID=<native zone>``; AoE is written as ``Etc/GMT+12``
-  (see docs/feeds.md) with one VTIMEZONE per TZID used, generated from tzdata for the
-  years the feed covers. Date-only milestones are ``VALUE=DATE`` all-day events with
+  (see docs/feeds.md) with one canonical VTIMEZONE per TZID used (feeds/vtimezone.py:
+  the same bytes in every feed, covering 1970-2099). Date-only milestones are ``VALUE=DATE`` all-day events with
   an exclusive DTEND.
 - SEQUENCE of a milestone event is ``Milestone.sequence`` (bumped by
   ``milestone_save`` whenever a shown field changes). SEQUENCE of an extension event is
@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 import icalendar
 
 from exceptions.services import default_granted_until, request_window_closes
+from feeds.vtimezone import vtimezone
 from releasecal import tz
 
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
 REFRESH = dt.timedelta(hours=1)
 # Changing what the writer emits must change every cache key: bump this.
-FORMAT_VERSION = "5"
+FORMAT_VERSION = "6"
 
 
 @dataclass(frozen=True)
@@ -247,29 +248,18 @@ def _tzid(zone: str) -> str:
 
 
 def _vtimezones(events: list[CalendarEvent]) -> list[icalendar.Timezone]:
-    """One VTIMEZONE per TZID used, in a stable order, covering the feed's years."""
+    """One canonical VTIMEZONE per TZID used (feeds/vtimezone.py), in TZID order.
+
+    The definition of a TZID never depends on the feed's events or on today: the same
+    bytes in every feed, covering tz.EARLIEST..tz.LATEST (clients cache zones by TZID).
+    """
     zones: set[str] = set()
-    years: list[int] = []
     for event in events:
         if event.is_all_day:
             continue
-        for value in (event.start, event.end):
-            if isinstance(value, dt.datetime):
-                years.append(value.year)
         if tz.normalize_zone_name(event.zone) != "UTC":
             zones.add(_tzid(event.zone))
-    if not zones:
-        return []
-    first, last = dt.date(min(years) - 1, 1, 1), dt.date(max(years) + 2, 1, 1)
-    components = []
-    for tzid in sorted(zones):
-        component = icalendar.Timezone.from_tzid(tzid, first_date=first, last_date=last)
-        if tzid == tz.AOE_IANA:
-            # tzdata calls the offset "-12"; say what it means.
-            for sub in component.subcomponents:
-                sub["TZNAME"] = icalendar.vText("AoE")
-        components.append(component)
-    return components
+    return [vtimezone(tzid) for tzid in sorted(zones)]
 
 
 def _timed(value: dt.datetime, zone: str) -> dt.datetime:

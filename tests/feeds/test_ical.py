@@ -17,6 +17,7 @@ from exceptions.services import (
     exception_request_reject,
     exception_request_withdraw,
 )
+from feeds.vtimezone import vtimezone
 from releasecal import tz
 from releasecal.services import milestone_cancel, milestone_save
 from tests.support.feeds_data import aoe_release
@@ -51,11 +52,14 @@ def test_it_writes_a_timed_deadline_in_its_native_zone_with_one_vtimezone(releas
     tzids = [str(t["TZID"]) for t in cal.walk("VTIMEZONE")]
     assert tzids == ["America/Los_Angeles"]
     assert cal.get_missing_tzids() == set()
-    # The VTIMEZONE carries the 2024 DST changes the events fall between.
+    # The canonical VTIMEZONE: the current US rule as open-ended RRULEs (from 2007), the
+    # older onsets as one-value RDATE lines; the same bytes as in any other feed.
     text = body.decode()
     assert "TZNAME:PDT" in text
     assert "TZOFFSETTO:-0700" in text
-    assert "RDATE:20240310T030000" in text
+    assert "RRULE:FREQ=YEARLY;BYDAY=2SU;BYMONTH=3" in text
+    assert "RDATE:20060402T020000" in text
+    assert vtimezone("America/Los_Angeles").to_ical().decode() in text
 
 
 def test_it_writes_date_only_milestones_as_all_day_with_exclusive_end(release):
