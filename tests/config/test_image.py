@@ -210,6 +210,28 @@ def test_no_layer_holds_the_build_secret_or_local_files(image, layers):
     assert not names & {".git", ".env", ".venv", "node_modules", "var", "pip-conf", "pip-cert"}, names
 
 
+def test_pip_in_the_build_reads_the_index_secret(image, tmp_path):
+    """The checks above would pass vacuously if the secret never reached pip: a secret
+    naming an index where nothing listens must make the Dockerfile's pip step fail."""
+    index = f"http://127.0.0.1:{free_port()}/simple"
+    dead = tmp_path / "pip.conf"
+    dead.write_text(f"[global]\nindex-url = {index}\nretries = 0\n")
+    empty = tmp_path / "cert.pem"
+    empty.write_text("")
+    build = ["buildah", "build", "--isolation", "chroot", "--format", "docker", "--no-cache", "--target", "build"]
+    secrets_ = ["--secret", f"id=pip-conf,src={dead}", "--secret", f"id=pip-cert,src={empty}"]
+    result = subprocess.run(
+        [*build, "--build-arg", f"PYTHON_IMAGE={FIGURES['base']}", *secrets_, "-f", "docker/Dockerfile", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode != 0, "pip installed without the index the secret names"
+    output = result.stdout + result.stderr
+    assert f"Looking in indexes: {index}" in output, output[-3000:]
+
+
 def test_the_app_user_cannot_write_the_code(image):
     probe = r"""
 import json, os, pathlib, sys, django
