@@ -67,9 +67,6 @@ APP_UID = 10001
 MAX_IMAGE_MB = 400
 REMINDER_CHANNEL = "C0IMAGEREMIND"
 RUN = ["buildah", "run", "--isolation", "chroot", "--network", "host"]
-# The host environment of the buildah processes (the container gets only the image's
-# environment and the --env given).
-HOST_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
 FIGURES: dict[str, str] = {}
 
 
@@ -131,7 +128,8 @@ def container(tag: str, role: str) -> Iterator[str]:
 
 
 def inside(ctr: str, cmd: list[str], env: dict[str, str] | None = None) -> list[str]:
-    """``cmd`` run in the container as the image's user (no --user: the image's USER)."""
+    """``cmd`` run in the container as the image's user (no --user: the image's USER).
+    The container gets the image's environment and ``env``, nothing of the host's."""
     flags = [f"--env={key}={value}" for key, value in (env or {}).items()]
     return [*RUN, *flags, ctr, "--", *cmd]
 
@@ -385,9 +383,11 @@ def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, w
 
     # -------------------------- worker and beat (beat's first sweep is a minute away)
     worker = procs.start(
-        "worker", inside(ctr["worker"], compose_command("worker", {"${WORKER_CONCURRENCY:-4}": "2"}), env), HOST_ENV
+        "worker",
+        inside(ctr["worker"], compose_command("worker", {"${WORKER_CONCURRENCY:-4}": "2"}), env),
+        dict(os.environ),
     )
-    beat = procs.start("beat", inside(ctr["beat"], compose_command("beat"), env), HOST_ENV)
+    beat = procs.start("beat", inside(ctr["beat"], compose_command("beat"), env), dict(os.environ))
     wait_for(lambda: "beat: Starting..." in beat.output(), 60, "Celery beat to start", procs.tails)
 
     # --------------------------------- data: the demo, and a reminder falling due soon
@@ -405,7 +405,7 @@ def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, w
 
     # ---------------------------------------------------------------- web (gunicorn)
     started = time.monotonic()
-    gunicorn = procs.start("gunicorn", inside(ctr["web"], compose_command("web"), env), HOST_ENV)
+    gunicorn = procs.start("gunicorn", inside(ctr["web"], compose_command("web"), env), dict(os.environ))
     while http_status(f"{web}/healthz") != 200:
         assert gunicorn.running, gunicorn.tail()
         assert time.monotonic() - started < 90, f"no 200 on /healthz after 90s\n{procs.tails()}"
