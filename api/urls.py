@@ -28,6 +28,11 @@ v1 = [
     path("releases/", api.ReleaseListApi.as_view(), name="release-list"),
     path("releases/<release:slug>/", api.ReleaseDetailApi.as_view(), name="release-detail"),
     path("releases/<release:slug>/milestones/", api.ReleaseMilestoneListApi.as_view(), name="release-milestones"),
+    path(
+        "releases/<release:slug>/exceptions.yaml",
+        exceptions_api.ExceptionsYamlApi.as_view(),
+        name="release-exceptions-yaml",
+    ),
     path("milestones/", api.MilestoneListApi.as_view(), name="milestone-list"),
     path("enhancements/", api.EnhancementListApi.as_view(), name="enhancement-list"),
     path("enhancements/<int:number>/", exceptions_api.EnhancementDetailApi.as_view(), name="enhancement-detail"),

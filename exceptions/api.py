@@ -10,6 +10,7 @@ from __future__ import annotations
 import django_filters
 from django import forms
 from django.db.models import OuterRef, Prefetch, Subquery
+from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import generics, serializers, status
@@ -34,10 +35,12 @@ from exceptions import services
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
 from exceptions.reader import read_thread
 from exceptions.selectors import MAX_ID, Deadline, deadlines_next, exception_milestone_get
+from exceptions.yaml_format import RecordFileError
+from exceptions.yaml_sync import exceptions_yaml_export
 from releasecal import selectors as schedule
 from releasecal import tz
 from releasecal.api import EnhancementOutputSerializer, enhancement_queryset
-from releasecal.errors import NotAllowed, NotFound, ValidationFailed
+from releasecal.errors import Conflict, NotAllowed, NotFound, ValidationFailed
 from releasecal.models import Enhancement, Milestone, Release, Tracking
 
 MAX_KEP = 2**31 - 1
@@ -603,6 +606,27 @@ class ExceptionSignOffApi(APIView):
             note=serializer.validated_data.get("note", ""),
         )
         return _detail(request, exception_request, status.HTTP_201_CREATED)
+
+
+class ExceptionsYamlApi(APIView):
+    """The release's requests and decisions as kubernetes/sig-release's exceptions.yaml
+    (the file the release team commits; see docs/exceptions-yaml.md)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        responses={(200, "application/yaml"): OpenApiTypes.STR} | error_responses(404, 409),
+        description="The imported file edited in place, or a new file in the current shape.",
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        release = schedule.release_get(slug=slug)
+        try:
+            text = exceptions_yaml_export(release=release)
+        except RecordFileError as exc:
+            raise Conflict(f"The release's stored exceptions.yaml cannot be written back: {exc}") from None
+        response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+        response["Content-Disposition"] = 'inline; filename="exceptions.yaml"'
+        return response
 
 
 class ExceptionParseApi(APIView):

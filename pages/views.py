@@ -376,6 +376,8 @@ def _request_rows(requests, viewer: str | None) -> list[dict]:
                 "decision": decision,
                 "decided": when_instant(decision.decided_at, req.release.zone, viewer) if decision else None,
                 "granted": granted,
+                # An approval read from exceptions.yaml, which never records the deadline.
+                "grant_unrecorded": decision is not None and decision.outcome == "approved" and not granted,
             }
         )
     return rows

@@ -296,3 +296,25 @@ def test_an_unrecorded_grant_is_served_by_the_feed_and_the_api(client, kinds):
     assert detail["decision"]["granted_until"] is None
     assert detail["effective_deadline"] == tz.isoformat_utc(request.milestone.deadline)
     assert detail["days"] is None
+
+
+def test_the_api_serves_the_file(client, kinds):
+    release = _release(kinds, "1.34")
+    text = (SHARED / "release-1.34.yaml").read_text("utf-8")
+    exceptions_yaml_import(release=release, text=text)
+    response = client.get("/api/v1/releases/1.34/exceptions.yaml")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/yaml; charset=utf-8"
+    assert response.content.decode("utf-8") == text
+    missing = client.get("/api/v1/releases/9.99/exceptions.yaml")
+    assert missing.status_code == 404
+    assert missing.json()["message"] == "No release '9.99'."
+
+
+def test_the_exceptions_page_says_the_grant_was_not_recorded(client, kinds):
+    release = _release(kinds, "1.36", zone="AoE")
+    Release.objects.filter(pk=release.pk).update(status=Release.Status.ACTIVE)
+    exceptions_yaml_import(release=release, text=(SHARED / "release-1.36.yaml").read_text("utf-8"))
+    page = client.get("/releases/1.36/exceptions/").content.decode()
+    assert page.count("granted, deadline not recorded") == 2  # KEP-4563 and KEP-5823
+    assert "days not recorded" in page
