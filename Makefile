@@ -29,9 +29,14 @@ demo: migrate
 # file-system broker under var/celery/ (Redis when CELERY_BROKER_URL/REDIS_URL is set);
 # it stops with the server.
 run: export DEBUG ?= 1
+# With Debian's dovecot installed, a local IMAP mailbox holding one exception request is
+# started too and the worker's beat polls it (docs/intake.md): the request appears in the
+# admin within seconds. Without dovecot, README says how to try it.
 run: demo
+	@$(PY) manage.py intake_demo_mailbox --dir var/dovecot > var/intake-demo.env || : > var/intake-demo.env; \
+	set -a; . ./var/intake-demo.env; set +a; \
 	$(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO & worker=$$!; \
-	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null; $(PY) manage.py intake_demo_mailbox --stop --dir var/dovecot' EXIT INT TERM; \
 	$(PY) manage.py runserver 127.0.0.1:8000
 
 # ical.js (the parser inside Thunderbird) reads our feeds in the tests; pinned in package-lock.json.

@@ -29,7 +29,7 @@ from intake.models import IntakeMessage, IntakeProblem, MailboxState
 from intake.services import intake_problem_retry, mailbox_poll
 from intake.tasks import poll_mailbox
 from releasecal import tz
-from tests.support.imap_server import Dovecot
+from tests.support.imap_server import Dovecot, dovecot_or_skip
 from tests.support.pg import require_postgres
 from tests.support.reminder_workers import Worker, wait_for
 from tests.support.reminders_helpers import redis_url_or_skip
@@ -58,6 +58,7 @@ Thanks!
 def dovecot():
     # Not pytest's tmp_path: its folders are private (0700) and dovecot's processes run as
     # another user, so the server gets a directory of its own under the system temp dir.
+    dovecot_or_skip()
     base = Path(tempfile.mkdtemp(prefix="releasecal-dovecot-"))
     server = Dovecot(base)
     try:
@@ -411,3 +412,27 @@ def test_beat_polls_only_when_the_mailbox_is_configured():
     )  # fmt: skip
     assert "intake-poll" not in off.stdout
     assert "intake-poll" in on.stdout
+
+
+def test_the_make_run_demo_mailbox_delivers_one_request(kinds, tmp_path):
+    dovecot_or_skip()
+    from demo.data import demo_seed
+
+    demo_seed()
+    out, err = io.StringIO(), io.StringIO()
+    base = Path(tempfile.mkdtemp(prefix="releasecal-demo-dovecot-"))
+    try:
+        call_command("intake_demo_mailbox", "--dir", str(base), stdout=out, stderr=err)
+        env = dict(line.split("=", 1) for line in out.getvalue().splitlines())
+        assert "holds a request for KEP-" in err.getvalue()
+        config = MailboxConfig(
+            host=env["INTAKE_IMAP_HOST"], port=int(env["INTAKE_IMAP_PORT"]), user=env["INTAKE_IMAP_USER"],
+            password=env["INTAKE_IMAP_PASSWORD"], tls=env["INTAKE_IMAP_TLS"],
+        )  # fmt: skip
+        result = mailbox_poll(config=config)
+        assert result.outcomes == {"filed": 1}, (result, list(IntakeProblem.objects.values_list("reason", flat=True)))
+        message = IntakeMessage.objects.get()
+        assert message.request.requester_name == "Demo Contributor"
+    finally:
+        call_command("intake_demo_mailbox", "--stop", "--dir", str(base))
+        shutil.rmtree(base, ignore_errors=True)
