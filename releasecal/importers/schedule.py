@@ -53,11 +53,11 @@ from releasecal.services import milestone_save
 # "Brace Yourself, Code Freeze is Coming") name a freeze without being one.
 _KIND_RULES: list[tuple[str, str]] = [
     (r"\bexceptions?\b|brace yourself|is coming|\bcall for\b", "other"),
-    (r"end of code freeze|lifting code freeze|code thaw|^thaw$", "other"),
+    (r"end of code freeze|lifting code freeze|code thaw|^thaw$|\bevaluation\b", "other"),
     (r"production readiness freeze|\bprr freeze", "prr-freeze"),
     (r"enhancements? freeze|^\W*feature freeze\W", "enhancements-freeze"),
     (r"feature blogs? freeze", "feature-blog-freeze"),
-    (r"code freeze", "code-freeze"),
+    (r"code (?:and test )?freeze", "code-freeze"),
     (r"test freeze", "test-freeze"),
     (r"docs? freeze", "docs-freeze"),
     (r"\d+\.\d+\.\d+-alpha\.\d+", "alpha"),

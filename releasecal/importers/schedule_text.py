@@ -434,7 +434,10 @@ def parse_when(text: str, *, zone: str, year_hint: YearRule = None) -> ParsedWhe
     if utc_part is not None:
         result.at = dt.datetime.combine(utc_part.day, utc_part.time, tzinfo=dt.UTC)
         others = [p for p in parts if p is not utc_part]
-        labelled = next((p for p in others if p.zone and not p.is_utc), None)
+        # "01:00 UTC ... / 02:00 BST ... / 18:00 PDT ...": the release's own zone first.
+        labelled = next((p for p in others if p.zone == zone), None) or next(
+            (p for p in others if p.zone and not p.is_utc), None
+        )
         result.zone = labelled.zone if labelled else zone
         for part in others:
             if part.day is None and part.time is None:

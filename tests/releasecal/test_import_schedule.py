@@ -429,6 +429,12 @@ def test_unreadable_free_text_is_an_error(text, error):
         ("Call for PRR and Enhancement Freeze Exceptions", "other"),
         ("Brace Yourself, Code Freeze is Coming", "other"),
         ("Thaw", "other"),
+        ('"Feature Freeze" begins', "enhancements-freeze"),
+        ("Begin code and test freeze", "code-freeze"),
+        ("End of code freeze: Master branch re-opens for 1.12", "other"),
+        ("Notify kubernetes-dev of lifting code freeze", "other"),
+        ("1st stability evaluation to shorten Code Freeze", "other"),
+        ("v1.10.0", "ga"),
     ],
 )
 def test_row_names_map_to_kinds(title, kind):

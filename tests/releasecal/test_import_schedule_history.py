@@ -380,3 +380,15 @@ def test_the_readmes_agree_with_the_independent_reading_in_k8s_schedules_json(hi
                 assert row["name"] in warned, (slug, row["name"], row["notes"])
                 flagged += 1
     assert (checked, flagged) == (114, 9)
+
+
+def test_a_utc_bst_pacific_triple_keeps_the_release_zone(history):
+    m = milestone(history, "1.24", "Begin Code Freeze")
+    assert (m.at, m.zone) == (utc("2022-03-30T01:00Z"), "America/Los_Angeles")
+
+
+def test_the_old_names_of_the_freezes_get_their_kinds(history):
+    kinds = {(m.title, m.kind) for m in history["1.12"][0].milestones}
+    assert {('"Feature Freeze" begins', "enhancements-freeze"), ("Begin code and test freeze", "code-freeze")} <= kinds
+    assert ("v1.12.0", "ga") in kinds
+    assert milestone(history, "1.10", "1.11 Release Cycle Begins").kind == "other"  # the next release's start
