@@ -1,13 +1,18 @@
-"""File what a mailbox message says, through the same services as ``ingest_exception``.
+"""File what a mailbox message says, through the same reader and services as
+``ingest_exception`` (``exceptions.reader.read_thread`` / ``file_thread``).
 
 - A message in a thread we know (its In-Reply-To/References name a message that filed a
-  request) is read with the rest of that thread: a change of the days is an amendment.
-- Otherwise a message that reads as a request (a KEP and the days asked) is filed.
-- A message about an exception that does not read as a request is a problem for the
-  release team; anything else on the list is ignored (recorded, not filed).
+  request) is read with the rest of that thread: a change of the days is an amendment
+  (a revision), the release team's decision is a *proposed* decision for a release-team
+  member to confirm (never applied by itself).
+- Otherwise a message that reads as a request is filed with ``file_thread``.
+- Text that the reader refuses (a release-team reply to a thread we never read, an
+  exceptions.yaml entry, ...) or a message about an exception that does not read as a
+  request is a problem for the release team; anything else on the list is ignored
+  (recorded, not filed).
 
-The email's author is the requester (a user with that address, else their name as
-written); the configured mailbox owner is the one who entered it.
+The email's author is the requester (the user with that address, else the name as
+written); the configured mailbox owner is ``entered_by``.
 """
 
 from __future__ import annotations
@@ -17,16 +22,14 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
-from exceptions.models import ExceptionRequest
-from exceptions.parsing import FIELD_LABELS, parse_request_email
-from exceptions.reader import ThreadReading, infer_milestone_kind, infer_release, resolve_milestone
-from exceptions.services import RequestFields, exception_request_amend, exception_request_submit
+from exceptions.models import ExceptionRequest, ProposedDecision
+from exceptions.reader import NotARequest, UnreadableInput, file_thread, read_thread
+from exceptions.services import RequestFields, exception_request_amend, proposed_decision_create
 from intake.mail import IncomingMail
 from intake.models import IntakeMessage
 from releasecal import tz
 from releasecal.errors import DomainError
 from releasecal.models import Enhancement
-from releasecal.services import enhancement_upsert
 
 _ABOUT_EXCEPTION = re.compile(r"\bexception\b", re.I)
 
@@ -45,7 +48,8 @@ class Filed:
 def _requester(mail: IncomingMail):
     if not mail.sender_email:
         return None
-    return get_user_model().objects.filter(email__iexact=mail.sender_email, is_active=True).order_by("pk").first()
+    users = list(get_user_model().objects.filter(email__iexact=mail.sender_email, is_active=True)[:2])
+    return users[0] if len(users) == 1 else None
 
 
 def thread_request(mail: IncomingMail) -> ExceptionRequest | None:
@@ -62,18 +66,8 @@ def thread_request(mail: IncomingMail) -> ExceptionRequest | None:
     return None
 
 
-def _thread_text(request: ExceptionRequest, mail: IncomingMail) -> str:
-    earlier = [m.text for m in _thread_messages(request)]
-    return "\n\n".join([*earlier, mail.as_thread_part()])
-
-
-def _thread_messages(request: ExceptionRequest):
-    return request.intake_messages.order_by("sent_at", "read_at", "id")
-
-
-def _fields(parsed, **changes) -> RequestFields:
-    base = parsed.fields
-    return RequestFields(**{**vars(base), "pr_urls": list(base.pr_urls), **changes})
+def _about_exception(mail: IncomingMail) -> bool:
+    return bool(_ABOUT_EXCEPTION.search(mail.subject) or _ABOUT_EXCEPTION.search(mail.text[:5000]))
 
 
 def file_mail(mail: IncomingMail, *, entered_by=None) -> Filed:
@@ -81,93 +75,78 @@ def file_mail(mail: IncomingMail, *, entered_by=None) -> Filed:
     request = thread_request(mail)
     if request is not None:
         return _file_reply(mail, request, entered_by=entered_by)
-    parsed = parse_request_email(mail.as_thread_part())
-    is_request = parsed.kep_number is not None and "days" not in parsed.problems
-    if not is_request:
-        if _ABOUT_EXCEPTION.search(mail.subject) or _ABOUT_EXCEPTION.search(mail.text[:5000]):
-            reasons = "; ".join(
-                f"{FIELD_LABELS.get(name, 'KEP number')}: {parsed.problems.get(name, 'not read')}"
+    try:
+        reading = read_thread(mail.as_thread_part(), received_at=mail.sent_at)
+    except (UnreadableInput, NotARequest) as exc:
+        if _about_exception(mail):
+            raise NotFiled(exc.message) from None
+        return Filed(IntakeMessage.Outcome.IGNORED, detail=f"Not a request: {exc.message}")
+    parsed = reading.request
+    if parsed.kep_number is None or "days" in parsed.problems:
+        if _about_exception(mail):
+            missing = "; ".join(
+                f"{name}: {parsed.problems.get(name, 'not read')}"
                 for name in ("kep_number", "days")
                 if name in parsed.problems or (name == "kep_number" and parsed.kep_number is None)
             )
-            raise NotFiled(f"About an exception, but not readable as a request ({reasons}).")
+            raise NotFiled(f"About an exception, but not readable as a request ({missing}).")
         return Filed(IntakeMessage.Outcome.IGNORED, detail="Not about an exception request.")
-    received_at = mail.sent_at or tz.utc_now()
-    notes: list[str] = list(parsed.warnings)
-    text = mail.as_thread_part()
-    reading = ThreadReading(
-        text=text,
-        request=parsed,
-        milestone_kind=infer_milestone_kind(parsed, text),
-        release=infer_release(parsed.subject, text),
-    )
-    try:
-        milestone, reason = resolve_milestone(reading, received_at=received_at)
-    except DomainError as exc:
-        raise NotFiled(exc.message) from None
-    notes.append(f"Milestone: {reason}.")
-    enhancement = Enhancement.objects.filter(number=parsed.kep_number).first()
-    if enhancement is None:
-        if not parsed.fields.sig:
-            raise NotFiled(
-                f"KEP-{parsed.kep_number} is not known here and the email names no SIG to create it with; "
-                "import it (import_keps), then 'Try again'."
-            )
-        enhancement = enhancement_upsert(
-            number=parsed.kep_number,
-            title=parsed.fields.enhancement_name or f"KEP-{parsed.kep_number}",
-            owning_sig=parsed.fields.sig,
-            issue_url=parsed.fields.issue_url,
+    if not Enhancement.objects.filter(number=parsed.kep_number).exists() and not parsed.fields.sig:
+        raise NotFiled(
+            f"KEP-{parsed.kep_number} is not known here and the email names no SIG to create it with; "
+            "import it (import_keps), then 'Try again'."
         )
-    user = _requester(mail)
     try:
-        request = exception_request_submit(
-            enhancement=enhancement,
-            milestone=milestone,
-            fields=_fields(parsed, source_text=mail.text[:100_000]),
-            requester=user,
-            requester_name="" if user else (mail.sender_name or mail.sender_email or "email")[:200],
-            submitted_at=received_at,
+        filed = file_thread(
+            reading,
+            received_at=mail.sent_at,
             entered_by=entered_by,
+            requester=_requester(mail),
+            create_kep=True,
+            allow_missing=True,
         )
-        for amendment in parsed.amendments:
-            request = exception_request_amend(
-                request=request,
-                fields=_fields(
-                    parsed, days=amendment.days, until_text=amendment.until_text, source_text=amendment.text
-                ),
-                actor=user,
-                actor_label=request.requester_label,
-                at=received_at,
-                entered_by=entered_by,
-            )
     except DomainError as exc:
         raise NotFiled(exc.message) from None
-    for name in parsed.missing:
-        notes.append(f"Not read: {FIELD_LABELS[name]} ({parsed.problems[name]}).")
-    detail = f"Request #{request.pk} for KEP-{enhancement.number}, {milestone.title} ({milestone.release.slug})."
-    if entered_by is not None:
-        detail += f" Entered by {entered_by.get_username()} (mailbox owner)."
-    return Filed(IntakeMessage.Outcome.FILED, request=request, detail=" ".join([detail, *notes]))
+    outcome = IntakeMessage.Outcome.PROPOSED if filed.proposal is not None else IntakeMessage.Outcome.FILED
+    request = filed.request
+    detail = (
+        f"Request #{request.pk} for KEP-{request.enhancement.number}, {request.milestone.title} "
+        f"({request.release.slug}); milestone: {filed.milestone_reason}."
+    )
+    return Filed(outcome, request=request, detail=" ".join([detail, *filed.notes]))
+
+
+def _thread_text(request: ExceptionRequest, mail: IncomingMail) -> str:
+    earlier = [m.text for m in request.intake_messages.order_by("sent_at", "read_at", "id")]
+    return "\n\n".join([*earlier, mail.as_thread_part()])
 
 
 def _file_reply(mail: IncomingMail, request: ExceptionRequest, *, entered_by=None) -> Filed:
-    parsed = parse_request_email(_thread_text(request, mail))
-    recorded = request.revisions.count() - 1
-    new = parsed.amendments[recorded:]
-    if not new:
+    try:
+        reading = read_thread(_thread_text(request, mail))
+    except (UnreadableInput, NotARequest) as exc:
+        raise NotFiled(f"A reply in the thread of request #{request.pk} could not be read: {exc.message}") from None
+    new = reading.request.amendments[request.revisions.count() - 1 :]
+    decision = reading.decision
+    if not new and decision is None:
         return Filed(IntakeMessage.Outcome.REPLY, request=request, detail=f"Reply in the thread of #{request.pk}.")
     if request.state != ExceptionRequest.State.PENDING:
         return Filed(
             IntakeMessage.Outcome.REPLY,
             request=request,
-            detail=f"Asks for {new[-1].days} days, but request #{request.pk} is already {request.state}.",
+            detail=f"Request #{request.pk} is already {request.state}; the reply changes nothing.",
         )
     user = _requester(mail)
+    at = max(mail.sent_at or tz.utc_now(), request.submitted_at)
     try:
         for amendment in new:
-            at = mail.sent_at or tz.utc_now()
             revision = request.current
+            zone = amendment.until_zone or revision.until_zone
+            until = (
+                tz.read_deadline_text(amendment.until_text, reference=at, default_zone=zone)
+                if amendment.until_text
+                else None
+            )
             request = exception_request_amend(
                 request=request,
                 fields=RequestFields(
@@ -178,7 +157,8 @@ def _file_reply(mail: IncomingMail, request: ExceptionRequest, *, entered_by=Non
                     issue_url=revision.issue_url,
                     pr_urls=list(revision.pr_urls),
                     until_text=amendment.until_text,
-                    until_zone=amendment.until_zone or revision.until_zone,
+                    until_zone=zone,
+                    until_at=until.instant if until else None,
                     reason=revision.reason,
                     risks_adding=revision.risks_adding,
                     risks_cutting=revision.risks_cutting,
@@ -186,13 +166,42 @@ def _file_reply(mail: IncomingMail, request: ExceptionRequest, *, entered_by=Non
                 ),
                 actor=user,
                 actor_label=mail.sender_name or mail.sender_email,
-                at=max(at, request.submitted_at),
+                at=at,
                 entered_by=entered_by,
+            )
+        if decision is not None and _no_proposal_yet(request, decision):
+            granted = decision.granted
+            proposed_decision_create(
+                request=request,
+                outcome=decision.outcome,
+                source_text=decision.source_text,
+                granted_text=granted.text if granted else "",
+                granted_until=granted.instant if granted else None,
+                granted_zone=granted.zone if granted and granted.instant else "",
+                warnings=decision.warnings,
+                readings=list(granted.readings) if granted else [],
+                author_name=decision.author or mail.sender_name,
+                sent_at=decision.sent_at or mail.sent_at,
+                entered_by=entered_by,
+            )
+            return Filed(
+                IntakeMessage.Outcome.PROPOSED,
+                request=request,
+                detail=f"Proposed decision for request #{request.pk}: {decision.outcome} "
+                f"({'; '.join(decision.warnings) or 'confirm it in the admin'}).",
             )
     except DomainError as exc:
         raise NotFiled(exc.message) from None
+    if not new:
+        return Filed(IntakeMessage.Outcome.REPLY, request=request, detail=f"Reply in the thread of #{request.pk}.")
     return Filed(
-        IntakeMessage.Outcome.AMENDED,
-        request=request,
-        detail=f"Request #{request.pk} amended to {request.days} days.",
+        IntakeMessage.Outcome.AMENDED, request=request, detail=f"Request #{request.pk} amended to {request.days} days."
+    )
+
+
+def _no_proposal_yet(request: ExceptionRequest, decision) -> bool:
+    """The thread is read whole each time: a decision already proposed (or confirmed or
+    dismissed) from it is not proposed again."""
+    return not request.proposed_decisions.filter(source_text=decision.source_text).exists() and not (
+        request.proposed_decisions.filter(state=ProposedDecision.State.PROPOSED).exists()
     )
