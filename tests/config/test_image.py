@@ -203,9 +203,11 @@ def test_no_layer_holds_the_build_secret_or_local_files(image, layers):
             assert needle not in data, f"{needle!r} is in layer {blob.name}"
     # The files a build must not copy (.dockerignore), looked for in the image itself.
     with container(image, "files") as ctr:
-        found = run_inside(ctr, ["sh", "-c", "ls -a /app; ls /run/secrets 2>/dev/null; true"])
+        found = run_inside(ctr, ["sh", "-c", "ls -a /app; ls /run/secrets 2>/dev/null; find / -xdev -name .env"])
     names = set(found.stdout.split())
+    assert "manage.py" in names, found.stdout + found.stderr
     assert not names & {".git", ".env", ".venv", "node_modules", "var", "pip-conf", "pip-cert"}, names
+    assert not [name for name in names if name.endswith("/.env")], names
 
 
 def test_pip_in_the_build_reads_the_index_secret(image, tmp_path):
