@@ -44,7 +44,7 @@ from releasecal.importers.schedule_text import (
     split_name_time,
 )
 from releasecal.models import Milestone, MilestoneKind, Release
-from releasecal.services import milestone_save
+from releasecal.services import milestone_save, milestone_snapshot
 
 # ------------------------------------------------------------------- kinds
 
@@ -1055,17 +1055,23 @@ def _apply(parsed: ParsedSchedule, result: ImportResult, actor_label: str, sourc
             milestone = existing.get(item.title) or Milestone(release=release, title=item.title)
             is_new = milestone.pk is None
             before = milestone.sequence
+            stored = None if is_new else milestone_snapshot(milestone)
             milestone.kind = kinds[item.kind]
             milestone.at, milestone.on_date = item.at, item.on_date
             milestone.ends_at, milestone.ends_on = item.ends_at, item.ends_on
             milestone.zone = item.zone or spec.zone
             milestone.description, milestone.link = item.description, item.link
             milestone.cancelled = item.cancelled
+            counts = result.per_release[spec.slug]
+            if stored is not None and milestone_snapshot(milestone) == stored:
+                # Exactly what is stored (and was validated when stored): nothing to save.
+                result.unchanged += 1
+                counts.unchanged += 1
+                continue
             try:
                 milestone_save(milestone=milestone, actor_label=actor_label)
             except ValidationFailed as exc:
                 raise ImportFailed(f"{spec.slug} row {item.row} '{item.title}': {exc.message}") from None
-            counts = result.per_release[spec.slug]
             if is_new:
                 result.created += 1
                 counts.created += 1
