@@ -20,7 +20,7 @@ from releasecal.models import Enhancement, MilestoneKind, Release, Tracking
 from slack_integration import services
 from slack_integration.models import SlackIdentity
 from slack_integration.mrkdwn import MAX_BLOCKS, clip, context, escape, header, section
-from slack_integration.signature import slack_signed
+from slack_integration.signature import slack_id, slack_signed
 
 HELP = "\n".join(
     [
@@ -235,6 +235,7 @@ def relcal(text: str, *, slack_user_id: str, team_id: str = "") -> dict:
 
 @slack_signed
 def commands(request: HttpRequest, form: dict[str, str]) -> JsonResponse:
-    if not form.get("user_id"):
-        return JsonResponse({"message": "Not a slash command payload.", "extra": {}}, status=400)
-    return JsonResponse(relcal(form.get("text", ""), slack_user_id=form["user_id"], team_id=form.get("team_id", "")))
+    user_id, team_id = slack_id(form.get("user_id")), slack_id(form.get("team_id"))
+    if not user_id or (form.get("team_id") and not team_id):
+        return JsonResponse({"message": "Not a slash command payload (user_id, team_id).", "extra": {}}, status=400)
+    return JsonResponse(relcal(form.get("text", ""), slack_user_id=user_id, team_id=team_id))

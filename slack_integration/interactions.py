@@ -20,7 +20,7 @@ from releasecal.errors import DomainError
 from slack_integration import services
 from slack_integration.blocks import APPROVE_ACTION, REJECT_ACTION
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
-from slack_integration.signature import slack_signed
+from slack_integration.signature import slack_id, slack_signed, slack_ts
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,9 @@ def decide_from_slack(*, payload: dict) -> str | None:
     action_id, value = action.get("action_id"), str(action.get("value", ""))
     if action_id not in {APPROVE_ACTION, REJECT_ACTION}:
         return None
-    slack_user_id = _obj(payload.get("user")).get("id", "")
+    slack_user_id = slack_id(_obj(payload.get("user")).get("id"))
+    if not slack_user_id:
+        return None  # not a user Slack could have sent
     identity = SlackIdentity.objects.select_related("user").filter(slack_user_id=slack_user_id).first()
     if identity is None or identity.user is None:
         return (
@@ -66,8 +68,10 @@ def decide_from_slack(*, payload: dict) -> str | None:
 
 def _remember_message(payload: dict, request: ExceptionRequest) -> None:
     """A message posted some other way still gets updated with the decision."""
-    channel = _obj(payload.get("channel")).get("id") or _obj(payload.get("container")).get("channel_id")
-    ts = _obj(payload.get("container")).get("message_ts") or _obj(payload.get("message")).get("ts")
+    channel = slack_id(_obj(payload.get("channel")).get("id")) or slack_id(
+        _obj(payload.get("container")).get("channel_id")
+    )
+    ts = slack_ts(_obj(payload.get("container")).get("message_ts")) or slack_ts(_obj(payload.get("message")).get("ts"))
     if channel and ts:
         SlackDecisionMessage.objects.get_or_create(channel=channel, ts=ts, defaults={"request": request})
 
@@ -76,7 +80,7 @@ def _remember_message(payload: dict, request: ExceptionRequest) -> None:
 def interactions(request: HttpRequest, form: dict[str, str]) -> HttpResponse:
     try:
         payload = json.loads(form.get("payload", ""))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
         return _bad("The payload is not JSON.")
     if not isinstance(payload, dict):
         return _bad("The payload is not a JSON object.")
@@ -85,8 +89,8 @@ def interactions(request: HttpRequest, form: dict[str, str]) -> HttpResponse:
     problem = decide_from_slack(payload=payload)
     if problem:
         services.slack_post_ephemeral(
-            channel=_obj(payload.get("channel")).get("id", ""),
-            user=_obj(payload.get("user")).get("id", ""),
+            channel=slack_id(_obj(payload.get("channel")).get("id")),
+            user=slack_id(_obj(payload.get("user")).get("id")),
             text=problem,
         )
     return HttpResponse(status=200)

@@ -20,12 +20,18 @@ from collections.abc import Callable
 from urllib.parse import parse_qs
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 logger = logging.getLogger(__name__)
 
 MAX_AGE_SECONDS = 300
+# Slack's ids (users U…/W…, teams T…, channels C…/G…/D…, enterprises E…) and message
+# timestamps (``1721780000.000100``); anything else never came from Slack and would not
+# fit our columns (32 characters).
+_SLACK_ID = re.compile(r"\A[A-Z0-9]{1,32}\Z")
+_SLACK_TS = re.compile(r"\A[0-9]{1,16}\.[0-9]{1,15}\Z")
 _TIMESTAMP = re.compile(r"\A[0-9]{1,12}\Z")
 _SIGNATURE = re.compile(r"\Av0=[0-9a-f]{64}\Z")
 
@@ -72,6 +78,20 @@ def verify_signature(
         raise SignatureError("signature mismatch")
 
 
+def slack_id(value: object) -> str:
+    """``value`` when it has the shape of a Slack id, else "" (treated as absent)."""
+    return value if isinstance(value, str) and _SLACK_ID.match(value) else ""
+
+
+def slack_ts(value: object) -> str:
+    """``value`` when it has the shape of a Slack message timestamp, else ""."""
+    return value if isinstance(value, str) and _SLACK_TS.match(value) else ""
+
+
+def _bad_request(message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"message": message, "extra": {}}, status=status)
+
+
 def _unauthorized(reason: str) -> JsonResponse:
     return JsonResponse(
         {"message": "Slack request signature could not be verified.", "extra": {"reason": reason}}, status=401
@@ -89,7 +109,10 @@ def slack_signed(view: Callable[[HttpRequest, dict[str, str]], HttpResponse]) ->
     def wrapper(request: HttpRequest) -> HttpResponse:
         if request.method != "POST":
             return JsonResponse({"message": "Use POST.", "extra": {}}, status=405, headers={"Allow": "POST"})
-        body = request.body
+        try:
+            body = request.body
+        except RequestDataTooBig:
+            return _bad_request("The request body is too large.", status=413)
         try:
             verify_signature(
                 body=body,
@@ -101,6 +124,9 @@ def slack_signed(view: Callable[[HttpRequest, dict[str, str]], HttpResponse]) ->
             logger.warning("Refused a Slack request to %s: %s", request.path, exc)
             return _unauthorized(str(exc))
         form = {key: values[0] for key, values in parse_qs(body.decode("utf-8"), keep_blank_values=True).items()}
+        # No text we store or look up may hold a NUL (PostgreSQL refuses it in text).
+        if any("\x00" in key or "\x00" in value for key, value in form.items()):
+            return _bad_request("The request contains a NUL character.")
         return view(request, form)
 
     return wrapper

@@ -8,6 +8,10 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from tests.support.paths import EXCEPTION_EMAILS
+
+REQUEST_EMAIL = (EXCEPTION_EMAILS / "example-code-freeze.txt").read_text()
+
 # DRF's keys for anonymous requests from the test client: the user throttle counts
 # anonymous requests by address too.
 COUNTERS = ["throttle_anon_127.0.0.1", "throttle_user_127.0.0.1"]
@@ -64,7 +68,7 @@ def test_a_new_x_forwarded_for_per_request_does_not_escape_the_limit(tight_limit
 
 def test_behind_one_proxy_the_address_it_saw_is_counted(tight_limits, db):
     tight_limits.REST_FRAMEWORK = {**tight_limits.REST_FRAMEWORK, "NUM_PROXIES": 1}
-    cache.delete_many(["throttle_anon_203.0.113.7", "throttle_anon_203.0.113.8"])
+    cache.delete_many([f"throttle_{scope}_203.0.113.{n}" for scope in ("anon", "user") for n in (7, 8)])
     client = APIClient()
     # The client writes anything on the left; our proxy appends the address it saw.
     spoofed = [f"10.0.0.{n}, 203.0.113.7" for n in range(4)]
@@ -76,7 +80,7 @@ def test_behind_one_proxy_the_address_it_saw_is_counted(tight_limits, db):
     ]
     # Another client behind the same proxy has its own counter.
     assert client.get("/api/v1/releases/", HTTP_X_FORWARDED_FOR="203.0.113.8").status_code == 200
-    cache.delete_many(["throttle_anon_203.0.113.7", "throttle_anon_203.0.113.8"])
+    cache.delete_many([f"throttle_{scope}_203.0.113.{n}" for scope in ("anon", "user") for n in (7, 8)])
 
 
 def test_the_anonymous_parse_endpoint_has_its_own_tighter_limit(settings, db):
@@ -86,7 +90,9 @@ def test_the_anonymous_parse_endpoint_has_its_own_tighter_limit(settings, db):
     }
     cache.delete_many([*COUNTERS, "throttle_parse_127.0.0.1"])
     client = APIClient()
-    codes = [client.post("/api/v1/exceptions/parse/", {"text": "Days: 3"}, format="json").status_code for _ in range(3)]
+    codes = [
+        client.post("/api/v1/exceptions/parse/", {"text": REQUEST_EMAIL}, format="json").status_code for _ in range(3)
+    ]
     assert codes == [200, 200, 429]
     # Reads are not counted against parse/.
     assert client.get("/api/v1/releases/").status_code == 200
@@ -113,7 +119,7 @@ def test_with_redis_refusing_connections_the_api_answers_and_says_so(settings, d
     client = APIClient()
     with caplog.at_level("WARNING", logger="api.throttles"):
         assert client.get("/api/v1/releases/").status_code == 200
-        assert client.post("/api/v1/exceptions/parse/", {"text": "Days: 3"}, format="json").status_code == 200
+        assert client.post("/api/v1/exceptions/parse/", {"text": REQUEST_EMAIL}, format="json").status_code == 200
     assert any("cache unavailable" in r.getMessage() and "request allowed" in r.getMessage() for r in caplog.records)
 
 

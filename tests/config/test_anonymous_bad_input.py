@@ -1,0 +1,184 @@
+"""Issue 13, item 8: inputs that used to answer 500 get a clear 4xx (or a one-line CLI
+error), and nothing is saved. Run against PostgreSQL: NUL is refused there, not in
+SQLite."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from exceptions.models import ExceptionRequest
+from slack_integration.models import SlackDecisionMessage, SlackIdentity
+from tests.support.paths import ROOT
+from tests.support.slack import post_signed, signed_headers
+
+EMAILS = ROOT / "demo" / "demo_data" / "exception-emails"
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters():
+    from django.core.cache import cache
+
+    keys = ["throttle_anon_127.0.0.1", "throttle_user_127.0.0.1", "throttle_parse_127.0.0.1"]
+    cache.delete_many(keys)
+    yield
+    cache.delete_many(keys)
+
+
+def _client() -> APIClient:
+    return APIClient(raise_request_exception=False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Additional time needed (in days): " + "9" * 5000,
+        "KEP-2400\nAdditional days: " + "9" * 5000 + " days\nkubernetes/enhancements#" + "1" * 5000,
+        "I need " + "7" * 4400 + " weeks, or " + "3" * 4400 + " hours",
+        "[" * 50_000,
+        "(" * 50_000 + "3 days" + ")" * 50_000,
+    ],
+    ids=["5000-digit-days", "5000-digit-kep", "weeks-and-hours", "brackets", "parentheses"],
+)
+def test_parse_reads_absurd_text_without_a_server_error(db, text):
+    response = _client().post("/api/v1/exceptions/parse/", {"text": text}, format="json")
+    # 422: not a request (the reader says why); 200: read, but no absurd day count.
+    assert response.status_code in {200, 422}, response.content[:300]
+    if response.status_code == 200:
+        assert response.json()["fields"]["days"] is None
+
+
+@pytest.mark.parametrize("path", ["/api/v1/exceptions/parse/", "/api/v1/exceptions/", "/api/v1/exceptions/1/"])
+def test_json_nested_past_the_stack_is_a_400(db, path):
+    user = User.objects.create_user("nester")
+    client = _client()
+    client.force_authenticate(user)
+    method = client.patch if path.endswith("1/") else client.post
+    response = method(path, "[" * 50_000, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["message"] == "JSON parse error - nested too deeply."
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/releases/1.31%00/",
+        "/releases/1.31/?tz=Europe/Berlin%00",
+        "/releases/1.31/exceptions/?sig=%00node",
+        "/kep/2400/?x%00=1",
+        "/calendar/1.31%00.ics",
+        "/calendar/1.31/sig/no%00de.ics",
+        "/calendar/u/abc%00def.ics",
+        "/calendar/all.ics?sig=%00",
+        "/api/v1/enhancements/?sig=node%00",
+        "/api/v1/releases/1.31%00/",
+        "/api/v1/exceptions/?release=%00",
+    ],
+)
+def test_a_nul_in_the_address_is_a_400(release, path):
+    response = _client().get(path)
+    assert response.status_code == 400
+    assert b"NUL" in response.content
+
+
+SLACK_OVERSIZE = "U" * 33
+
+
+@pytest.fixture
+def signed(settings):
+    from tests.support.slack import SIGNING_SECRET
+
+    settings.SLACK_SIGNING_SECRET = SIGNING_SECRET
+    settings.SLACK_BOT_TOKEN = ""
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"user_id": SLACK_OVERSIZE, "text": "tz Europe/Berlin"},
+        {"user_id": "U1", "team_id": "T" * 40, "text": "tz Europe/Berlin"},
+        {"user_id": "U1\x00", "text": "tz Europe/Berlin"},
+        {"user_id": "U1", "text": "tz Europe/Berlin\x00"},
+        {"user_id": "U1", "text": "kep 1\x002"},
+        {"user_id": "U1", "channel_id": "C\x00", "text": "help"},
+    ],
+)
+def test_slash_commands_with_ids_that_do_not_fit_are_a_400(client, db, signed, fields):
+    response = post_signed(client, "/slack/commands", fields)
+    assert response.status_code == 400
+    assert response.json()["message"]
+    assert not SlackIdentity.objects.exists()
+
+
+def _payload(**overrides) -> dict:
+    payload = {
+        "type": "block_actions",
+        "user": {"id": "U1"},
+        "channel": {"id": "C0RELEASE"},
+        "container": {"type": "message", "message_ts": "1721780000.000100", "channel_id": "C0RELEASE"},
+        "actions": [{"action_id": "exception_approve", "value": "1", "type": "button"}],
+    }
+    payload.update(overrides)
+    return payload
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        _payload(user={"id": SLACK_OVERSIZE}),
+        _payload(channel={"id": "C" * 40}, container={"message_ts": "1" * 40 + ".1", "channel_id": "C" * 40}),
+        _payload(container={"message_ts": "1721780000.000100\x00", "channel_id": "C0\x00"}),
+        _payload(actions=[{"action_id": "exception_approve", "value": "1\x00"}]),
+    ],
+)
+def test_interactions_with_ids_that_do_not_fit_store_nothing(client, pending_request, signed, payload):
+    identity = SlackIdentity.objects.create(slack_user_id="U1", user=User.objects.create_user("slacker"))
+    payload = json.loads(json.dumps(payload).replace('"1"', f'"{pending_request.pk}"'))
+    response = post_signed(client, "/slack/interactions", {"payload": json.dumps(payload)})
+    assert response.status_code in {200, 400}
+    assert not SlackDecisionMessage.objects.exists()
+    pending_request.refresh_from_db()
+    assert pending_request.state == ExceptionRequest.State.PENDING
+    assert identity.user.pk
+
+
+def test_interaction_json_nested_past_the_stack_is_a_400(client, db, signed):
+    response = post_signed(client, "/slack/interactions", {"payload": "[" * 50_000})
+    assert response.status_code == 400
+    assert response.json()["message"] == "The payload is not JSON."
+
+
+def test_a_nul_in_a_slack_body_is_a_400(client, db, signed):
+    fields = {"payload": json.dumps(_payload()), "response_url": "https://hooks.slack.com/\x00"}
+    response = post_signed(client, "/slack/interactions", fields)
+    assert response.status_code == 400
+    assert response.json()["message"] == "The request contains a NUL character."
+
+
+def test_a_3_mib_signed_slack_body_is_a_json_413(client, db, signed):
+    body = ("text=" + "x" * (3 * 1024 * 1024)).encode()
+    response = client.post(
+        "/slack/commands", data=body, content_type="application/x-www-form-urlencoded", **signed_headers(body)
+    )
+    assert response.status_code == 413
+    assert response.json()["message"] == "The request body is too large."
+
+
+def test_ingest_refuses_a_nul_byte_in_one_line(release, code_freeze, kep):
+    text = (EMAILS / "example-code-freeze.txt").read_text().replace("Risks", "Ri\x00sks", 1)
+    with pytest.raises(CommandError, match=r"^The text has a NUL byte at character \d+: it is binary or corrupted"):
+        call_command("ingest_exception", "-", "--received-at", "2024-07-24T05:00:00Z", stdin=io.StringIO(text))
+    assert not ExceptionRequest.objects.exists()
+
+
+def test_ingest_refuses_a_year_one_received_at(release, code_freeze, kep):
+    text = (EMAILS / "example-code-freeze.txt").read_text()
+    expected = r"^The --received-at 0001-01-01T00:00:00\+00:00 is not a plausible date: use a date between 1970 and"
+    with pytest.raises(CommandError, match=expected):
+        call_command("ingest_exception", "-", "--received-at", "0001-01-01T00:00:00Z", stdin=io.StringIO(text))
+    assert not ExceptionRequest.objects.exists()
