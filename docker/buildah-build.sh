@@ -83,6 +83,7 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT  # so that cleanup runs when stopped
 
 build_args=()
 if [ "$DEBIAN_BASE" = 1 ]; then

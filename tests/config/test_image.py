@@ -32,6 +32,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import subprocess
 import time
 import urllib.request
@@ -55,7 +56,10 @@ from tests.support.processes import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.image, pytest.mark.slow]
+# A cold build (debootstrap, then pip) takes minutes on a loaded machine: the build gets
+# 25, each test (the first one includes the build) 30.
+BUILD_TIMEOUT = 1500
+pytestmark = [pytest.mark.image, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 TAG = os.environ.get("RELEASECAL_TEST_IMAGE", "localhost/releasecal:image-test")
 BUILD_SCRIPT = ROOT / "docker" / "buildah-build.sh"
@@ -90,25 +94,41 @@ def image() -> str:
     log = ARTIFACTS / "image-build.log"
     started = time.monotonic()
     with log.open("w") as out:
-        result = subprocess.run(
+        # Its own session: a timeout or an interruption stops buildah too, not only the script.
+        build = subprocess.Popen(
             [str(BUILD_SCRIPT), "--debian-base", "-t", TAG],
             cwd=ROOT,
             env={**os.environ, "RELEASECAL_PIP_CONF_EXTRA": f"# {CANARY}"},
             stdout=subprocess.PIPE,
             stderr=out,
             text=True,
-            timeout=1500,
+            start_new_session=True,
         )
+        try:
+            stdout, _ = build.communicate(timeout=BUILD_TIMEOUT)
+        finally:
+            _stop_group(build)
     tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
-    assert result.returncode == 0, f"the image build failed (whole log: {log}):\n{tail}"
-    FIGURES["base"] = re.search(r"^base: (\S+)$", result.stdout, re.M).group(1)
+    assert build.returncode == 0, f"the image build failed (whole log: {log}):\n{tail}"
+    FIGURES["base"] = re.search(r"^base: (\S+)$", stdout, re.M).group(1)
     base_log = log.read_text(errors="replace")
     FIGURES["build"] = (
         f"{time.monotonic() - started:.0f}s in all "
         f"({'base from debootstrap' if 'Debian base: built' in base_log else 'base cached'}); "
-        + result.stdout.strip().replace("\n", "; ")
+        + stdout.strip().replace("\n", "; ")
     )
     return TAG
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def _inspect(tag: str) -> dict:
