@@ -70,6 +70,7 @@ _COMMENT_KINDS = [
     (re.compile(r"code\s*freeze", re.I), "code-freeze"),
     (re.compile(r"docs?\s*freeze", re.I), "docs-freeze"),
     (re.compile(r"\bprr\s*freeze", re.I), "prr-freeze"),
+    (re.compile(r"\btest\s*freeze", re.I), "test-freeze"),
 ]
 _KEP_URL = re.compile(r"github\.com/kubernetes/(?:enhancements|features)/(?:issues|pull)/(\d+)", re.I)
 _DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$")
@@ -122,8 +123,9 @@ def kep_number_of(value) -> tuple[int | None, str]:
     text = _text(value)
     if not text:
         return None, "no issue given"
-    if text.isdigit():
-        return int(text), ""
+    bare = re.fullmatch(r"(?:#|kep[-\s]?)?(\d+)", text, re.I)  # 1234, #1234, KEP-1234
+    if bare:
+        return int(bare.group(1)), ""
     match = _KEP_URL.search(text)
     if match:
         return int(match.group(1)), ""
@@ -137,13 +139,19 @@ def parse_date(value) -> tuple[dt.date | None, str]:
         return value.date(), ""
     if isinstance(value, dt.date):
         return value, ""
-    match = _DATE.match(str(value))
+    text = str(value).strip()
+    match = _DATE.match(text.replace("/", "-"))
     if match:
         try:
             return dt.date(*(int(g) for g in match.groups())), ""
         except ValueError:
             pass
-    return None, f"date {str(value)!r} is not a date (YYYY-MM-DD)"
+    for pattern in ("%d %B %Y", "%B %d, %Y", "%B %d %Y", "%d %b %Y", "%b %d, %Y", "%b %d %Y"):
+        try:
+            return dt.datetime.strptime(re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", text), pattern).date(), ""  # noqa: DTZ007 - a date, no time
+        except ValueError:
+            continue
+    return None, f"date {text!r} is not a date (YYYY-MM-DD)"
 
 
 def _text(value) -> str:
@@ -193,7 +201,11 @@ def _make_entry(raw: dict, *, line: int, kind: str, key_lines: dict[str, int], l
         elif url:
             problems.append(f"pull request {url!r} is not a URL; left out")
     status_word = _text(raw.get("status"))
-    outcome = STATUS_OUTCOMES.get(status_word.lower(), "") if status_word else "pending"
+    # "Approved (late)", "denied." read by their first word; "not approved" stays unknown.
+    first_word = re.split(r"[^a-z]+", status_word.lower().strip(" .!"), maxsplit=1)[0] if status_word else ""
+    outcome = (
+        (STATUS_OUTCOMES.get(status_word.lower()) or STATUS_OUTCOMES.get(first_word, "")) if status_word else "pending"
+    )
     if status_word and not outcome:
         problems.append(f"status {status_word!r} is none of {', '.join(sorted(STATUS_OUTCOMES))}")
     return Entry(
@@ -258,20 +270,21 @@ def _entries_of(doc, text: str) -> list[Entry]:
     entries = []
     if isinstance(doc, CommentedMap):
         unknown = [str(k) for k in doc if k not in SECTION_KINDS]
-        if unknown and not any(k in SECTION_KINDS for k in doc):
+        if unknown and not any(k in SECTION_KINDS or _looks_like_entries(v) for k, v in doc.items()):
             raise RecordFileError(
                 f"This YAML has none of the sections {', '.join(SECTION_KINDS)} and is not a list of "
                 f"requests (its keys: {', '.join(unknown[:5])}); it is not an exceptions.yaml file."
             )
         for key, items in doc.items():
-            if key not in SECTION_KINDS:
-                continue
-            if items is None:
+            if items is None or (key not in SECTION_KINDS and not _looks_like_entries(items)):
                 continue
             if not isinstance(items, list):
                 raise RecordFileError(f"Section {key} is not a list of requests.")
+            # A section we do not know by name (testFreeze:, featureBlogFreeze:) is read
+            # all the same; its freeze comes from its words, else the import says so.
+            kind = SECTION_KINDS.get(key) or _kind_from_comment(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", str(key)))
             for item in items:
-                entries.append(_entry_from_node(item, SECTION_KINDS[key]))
+                entries.append(_entry_from_node(item, kind))
     elif isinstance(doc, CommentedSeq):
         for item in doc:
             line = item.lc.line if isinstance(item, CommentedMap) else 0
@@ -282,6 +295,10 @@ def _entries_of(doc, text: str) -> list[Entry]:
     else:
         raise RecordFileError("The text is neither a list of requests nor a mapping of freezes to lists.")
     return entries
+
+
+def _looks_like_entries(items) -> bool:
+    return isinstance(items, list) and any(isinstance(i, dict) and ("name" in i or "issue" in i) for i in items)
 
 
 def _entry_from_node(item, kind: str) -> Entry:

@@ -318,3 +318,26 @@ def test_the_exceptions_page_says_the_grant_was_not_recorded(client, kinds):
     page = client.get("/releases/1.36/exceptions/").content.decode()
     assert page.count("granted, deadline not recorded") == 2  # KEP-4563 and KEP-5823
     assert "days not recorded" in page
+
+
+def test_variations_a_future_file_may_bring():
+    text = (
+        "# Exception requests in v1.40\n"
+        "enhancementFreeze:\n"
+        "- name: Hash issue\n  issue: '#4321'\n  date_requested: 2027/02/01\n  status: Approved (late)\n"
+        "- name: KEP prefix\n  issue: KEP-4322\n  date_requested: 1 February 2027\n  status: denied.\n"
+        "- name: Not approved\n  issue: 4323\n  date_requested: February 2nd, 2027\n  status: not approved\n"
+        "testFreeze:\n"
+        "- name: Unknown section, known words\n  issue: 4324\n  status: approved\n"
+        "featureBlogFreeze:\n"
+        "- name: Unknown section, no exception kind\n  issue: 4325\n  status: approved\n"
+    )
+    entries = {e.name: e for e in read_record_file(text).entries}
+    assert (entries["Hash issue"].kep_number, entries["Hash issue"].outcome) == (4321, "approved")
+    assert entries["Hash issue"].date_requested == dt.date(2027, 2, 1)
+    assert (entries["KEP prefix"].kep_number, entries["KEP prefix"].outcome) == (4322, "rejected")
+    assert entries["KEP prefix"].date_requested == dt.date(2027, 2, 1)
+    assert entries["Not approved"].outcome == ""  # unknown words are never guessed
+    assert entries["Not approved"].date_requested == dt.date(2027, 2, 2)
+    assert entries["Unknown section, known words"].kind == "test-freeze"
+    assert entries["Unknown section, no exception kind"].kind == ""
