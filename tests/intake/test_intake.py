@@ -477,3 +477,35 @@ def test_a_reply_to_a_thread_never_read_is_a_problem(dovecot, mailbox, kinds, re
     )
     mailbox_poll(config=mailbox)
     assert "release-team reply" in IntakeProblem.objects.get().reason
+
+
+def test_quoted_printable_latin1_html_only_mail_is_read_as_text():
+    raw = (
+        b"From: =?iso-8859-1?q?Ren=E9_M=FCller?= <rene@example.com>\r\n"
+        b"Subject: Exception request\r\nDate: Wed, 24 Jul 2024 09:30:00 +0000\r\nMessage-ID: <qp@example.com>\r\n"
+        b"MIME-Version: 1.0\r\nContent-Type: text/html; charset=iso-8859-1\r\n"
+        b"Content-Transfer-Encoding: quoted-printable\r\n\r\n"
+        b"<div>Gr=FC=DFe,</div><ul><li>Additional time needed (in days): 3</li></ul>"
+        b"<blockquote><p>earlier text</p></blockquote>\r\n"
+    )
+    read = read_mail(raw, fallback_id="<x@y>")
+    assert read.sender_name == "René Müller"
+    assert "Grüße," in read.text
+    assert "- Additional time needed (in days): 3" in read.text
+    assert "> earlier text" in read.text
+
+
+def test_the_admin_lists_intake_problems_and_mailbox_state(admin_client, dovecot, mailbox, kinds, release):
+    put(dovecot, mailbox, mail("Can I still ask for an exception?", subject="question"))
+    mailbox_poll(config=mailbox)
+    wrong = MailboxConfig(**{**vars(mailbox), "password": "not-it"})
+    mailbox_poll(config=wrong)
+    problems = admin_client.get("/admin/intake/intakeproblem/")
+    assert problems.status_code == 200
+    assert "question" in problems.content.decode()
+    states = admin_client.get("/admin/intake/mailboxstate/").content.decode()
+    assert "failing: Login refused for the intake mailbox" in states
+    problem = IntakeProblem.objects.get()
+    detail = admin_client.get(f"/admin/intake/intakeproblem/{problem.pk}/change/")
+    assert detail.status_code == 200
+    assert "Can I still ask" in detail.content.decode()
