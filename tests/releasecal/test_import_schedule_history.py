@@ -392,3 +392,14 @@ def test_the_old_names_of_the_freezes_get_their_kinds(history):
     assert {('"Feature Freeze" begins', "enhancements-freeze"), ("Begin code and test freeze", "code-freeze")} <= kinds
     assert ("v1.12.0", "ga") in kinds
     assert milestone(history, "1.10", "1.11 Release Cycle Begins").kind == "other"  # the next release's start
+
+
+def test_the_command_takes_several_files_and_places_the_one_between_them(db, capsys):
+    call_command("import_schedule", str(readme("1.20")), str(readme("1.19")), str(readme("1.18")))
+    out, _err = capsys.readouterr()
+    assert [line.split(" (")[0].strip() for line in out.splitlines() if line.startswith("  1.")] == [
+        "1.18",
+        "1.19",
+        "1.20",
+    ]
+    assert Release.objects.get(slug="1.19").milestones.get(title="Begin Code Freeze").at == utc("2020-07-10T07:00Z")
