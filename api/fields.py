@@ -92,28 +92,6 @@ def _utc_text(instant: dt.datetime) -> str:
     return tz.isoformat_utc(instant)
 
 
-def add_instant(data: dict[str, Any], name: str, instant: dt.datetime | None, zone: str | None, viewer: str | None):
-    """Write ``name``, ``name_local`` and (with a viewer zone) ``name_viewer`` into ``data``.
-
-    The fast path of ``TimeAwareOutputSerializer``'s three fields for hand-written
-    ``to_representation``s of hot list output: same keys, order and values.
-    """
-    data[name] = _utc_text(instant) if instant is not None else None
-    data[f"{name}_local"] = dict(_local_time(instant, zone)) if instant is not None and zone else None
-    if viewer:
-        data[f"{name}_viewer"] = dict(_local_time(instant, viewer)) if instant is not None else None
-
-
-def text_or_none(value: Any) -> str | None:
-    """What a DRF CharField outputs for an attribute (None stays None)."""
-    return None if value is None else str(value)
-
-
-def int_or_none(value: Any) -> int | None:
-    """What a DRF IntegerField outputs for an attribute (None stays None)."""
-    return None if value is None else int(value)
-
-
 @extend_schema_field(LocalTimeSerializer(allow_null=True))
 class LocalTimeField(serializers.Field):
     """The instant at ``instant`` seen in the zone at ``zone`` (a path on the object), or

@@ -24,30 +24,28 @@ from api.errors import error_responses
 from api.fields import (
     TZ_PARAMETER,
     TimeAwareOutputSerializer,
-    add_instant,
-    int_or_none,
     parse_instant_input,
     serializer_context,
-    text_or_none,
     viewer_zone,
 )
 from exceptions import services
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
 from exceptions.reader import read_thread
-from exceptions.selectors import MAX_ID, Deadline, deadlines_next, exception_milestone_get
+from exceptions.selectors import MAX_ID, deadlines_next, exception_milestone_get
 from exceptions.yaml_format import RecordFileError
 from exceptions.yaml_sync import exceptions_yaml_export
 from releasecal import selectors as schedule
 from releasecal import tz
 from releasecal.api import EnhancementOutputSerializer, enhancement_queryset
 from releasecal.errors import Conflict, NotAllowed, NotFound, ValidationFailed
-from releasecal.models import Enhancement, Milestone, Release, Tracking
+from releasecal.models import Enhancement, Release, Tracking
 
 MAX_KEP = 2**31 - 1
 
 
 def _request_queryset():
-    """Everything a request's output shows, in a constant number of queries."""
+    """Everything a request's output shows, in a constant number of queries: its
+    revisions newest first in ``revision_rows``, its sign-offs in ``signoff_rows``."""
     return ExceptionRequest.objects.select_related(
         "release",
         "enhancement",
@@ -60,14 +58,17 @@ def _request_queryset():
             queryset=ExceptionRequestRevision.objects.select_related("created_by")
             .defer("source_text")
             .order_by("-number"),
+            to_attr="revision_rows",
         ),
-        Prefetch("signoffs", queryset=SignOff.objects.select_related("author").order_by("at", "id")),
+        Prefetch(
+            "signoffs", queryset=SignOff.objects.select_related("author").order_by("at", "id"), to_attr="signoff_rows"
+        ),
     )
 
 
 def _request_list_queryset():
-    """What the list shows, prefetched into plain lists (``to_attr``): Django then builds
-    no queryset per row, and only each request's newest revision is loaded."""
+    """What the list shows, in the attributes of ``_request_queryset``; ``revision_rows``
+    holds only the newest revision (the list shows no history)."""
     newest = ExceptionRequestRevision.objects.filter(request=OuterRef("request")).order_by("-number").values("number")
     revision_fields = ["number", "days", "enhancement_name", "stage", "sig", "issue_url", "pr_urls", "until_text"]
     revision_fields += ["until_zone", "reason", "risks_adding", "risks_cutting"]
@@ -97,7 +98,7 @@ def _request_list_queryset():
                 queryset=ExceptionRequestRevision.objects.select_related("created_by")
                 .only("request", "created_at", "created_by__username", *revision_fields)
                 .filter(number=Subquery(newest[:1])),
-                to_attr="current_revisions",
+                to_attr="revision_rows",
             ),
             Prefetch("signoffs", queryset=SignOff.objects.order_by("at", "id"), to_attr="signoff_rows"),
         )
@@ -138,8 +139,8 @@ class RevisionOutputSerializer(TimeAwareOutputSerializer):
 
 class CurrentRevisionSerializer(RevisionOutputSerializer):
     def get_attribute(self, instance):
-        # revisions are prefetched newest first; .current would cost a query per row
-        return next(iter(instance.revisions.all()), None)
+        # revision_rows is prefetched newest first; .current would cost a query per row
+        return next(iter(instance.revision_rows), None)
 
 
 class SignOffOutputSerializer(TimeAwareOutputSerializer):
@@ -193,7 +194,7 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
     days = serializers.IntegerField()
     warnings = serializers.ListField(child=serializers.CharField())
     current = CurrentRevisionSerializer(source="*", allow_null=True)
-    signoffs = SignOffOutputSerializer(many=True, source="signoffs.all")
+    signoffs = SignOffOutputSerializer(many=True, source="signoff_rows")
     decision = DecisionOutputSerializer(allow_null=True)
 
     def prepare(self, instance: ExceptionRequest) -> None:
@@ -212,136 +213,12 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
         )
 
     def to_representation(self, instance: ExceptionRequest):
-        # Hand-written for speed (a 300-row list spent most of its time in DRF's
-        # per-field machinery). It writes exactly what the declared fields above would;
-        # tests/test_api_fast_output.py compares it with DRF's generic path. The
-        # declared fields stay: they are the OpenAPI schema.
         self.prepare(instance)
-        viewer = self.context.get("viewer_zone")
-        release_zone = instance.release.zone
-        enhancement = instance.enhancement
-        current = getattr(instance, "current_revisions", None)  # the list's queryset
-        if current is None:
-            current = _prefetched(instance, "revisions")[:1]
-        decision = getattr(instance, "decision", None)
-        data = {
-            "id": int_or_none(instance.id),
-            "state": _choice(instance.state),
-            "release": text_or_none(instance.release.slug),
-            "kep": None
-            if enhancement is None
-            else {
-                "number": int_or_none(enhancement.number),
-                "title": text_or_none(enhancement.title),
-                "owning_sig": text_or_none(enhancement.owning_sig),
-            },
-            "milestone": _milestone_ref(instance.milestone, viewer),
-            "requester": text_or_none(instance.requester_label),
-            "days": int_or_none(instance.days),
-            "warnings": _texts(instance.warnings),
-            "current": _revision(current[0], release_zone, viewer) if current else None,
-            "signoffs": [_signoff(signoff, release_zone, viewer) for signoff in _signoffs(instance)],
-            "decision": _decision(decision, release_zone, viewer) if decision is not None else None,
-        }
-        self.add_more(data, instance, release_zone, viewer)
-        add_instant(data, "submitted_at", instance.submitted_at, release_zone, viewer)
-        add_instant(data, "effective_deadline", instance.effective_deadline, instance.effective_zone, viewer)
-        add_instant(data, "default_granted_until", instance.default_granted_until, release_zone, viewer)
-        return data
-
-    def add_more(self, data: dict, instance: ExceptionRequest, release_zone: str, viewer: str | None) -> None:
-        """Fields a subclass declares after ``decision``."""
+        return super().to_representation(instance)
 
 
 class ExceptionDetailOutputSerializer(ExceptionOutputSerializer):
-    revisions = RevisionOutputSerializer(many=True, source="revisions.all")
-
-    def add_more(self, data: dict, instance: ExceptionRequest, release_zone: str, viewer: str | None) -> None:
-        revisions = _prefetched(instance, "revisions")
-        data["revisions"] = [_revision(revision, release_zone, viewer) for revision in revisions]
-
-
-# The fast output of the serializers above (see ExceptionOutputSerializer.to_representation).
-
-_STATES = {str(value): value for value, _ in ExceptionRequest.State.choices}
-
-
-def _choice(value):
-    return value if value in ("", None) else _STATES.get(str(value), value)
-
-
-def _texts(values) -> list | None:
-    return None if values is None else [text_or_none(value) for value in values]
-
-
-def _prefetched(instance, name: str):
-    """A prefetched relation's rows without cloning a queryset per row."""
-    cached = getattr(instance, "_prefetched_objects_cache", {}).get(name)
-    return list(cached) if cached is not None else list(getattr(instance, name).all())
-
-
-def _signoffs(instance) -> list:
-    rows = getattr(instance, "signoff_rows", None)  # the list's queryset
-    return rows if rows is not None else _prefetched(instance, "signoffs")
-
-
-def _username(user) -> str | None:
-    return None if user is None else text_or_none(user.username)
-
-
-def _milestone_ref(milestone: Milestone | None, viewer: str | None) -> dict | None:
-    if milestone is None:
-        return None
-    data = {
-        "id": int_or_none(milestone.id),
-        "kind": text_or_none(milestone.kind.slug),
-        "title": text_or_none(milestone.title),
-        "zone": text_or_none(milestone.zone),
-    }
-    add_instant(data, "deadline", milestone.deadline, milestone.zone, viewer)
-    return data
-
-
-def _revision(revision: ExceptionRequestRevision, release_zone: str, viewer: str | None) -> dict:
-    data = {
-        "number": int_or_none(revision.number),
-        "created_by": _username(revision.created_by),
-        "days": int_or_none(revision.days),
-        "enhancement_name": text_or_none(revision.enhancement_name),
-        "stage": text_or_none(revision.stage),
-        "sig": text_or_none(revision.sig),
-        "issue_url": text_or_none(revision.issue_url),
-        "pr_urls": _texts(revision.pr_urls),
-        "until_text": text_or_none(revision.until_text),
-        "until_zone": text_or_none(revision.until_zone),
-        "reason": text_or_none(revision.reason),
-        "risks_adding": text_or_none(revision.risks_adding),
-        "risks_cutting": text_or_none(revision.risks_cutting),
-    }
-    add_instant(data, "created_at", revision.created_at, release_zone, viewer)
-    return data
-
-
-def _signoff(signoff: SignOff, release_zone: str, viewer: str | None) -> dict:
-    data = {
-        "author": text_or_none(signoff.author_label),
-        "role": text_or_none(signoff.role),
-        "note": text_or_none(signoff.note),
-    }
-    add_instant(data, "at", signoff.at, release_zone, viewer)
-    return data
-
-
-def _decision(decision, release_zone: str, viewer: str | None) -> dict:
-    data = {
-        "outcome": text_or_none(decision.outcome),
-        "decided_by": _username(decision.decided_by),
-        "note": text_or_none(decision.note),
-        "granted_zone": text_or_none(decision.granted_zone),
-    }
-    add_instant(data, "decided_at", decision.decided_at, release_zone, viewer)
-    add_instant(data, "granted_until", decision.granted_until, decision.granted_zone, viewer)
-    return data
+    revisions = RevisionOutputSerializer(many=True, source="revision_rows")
 
 
 def _detail(request: Request, exception_request: ExceptionRequest, code: int = status.HTTP_200_OK) -> Response:
@@ -499,7 +376,7 @@ class ExceptionDetailApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         exception_request = _request_get(request_id)
-        current = next(iter(exception_request.revisions.all()), None)
+        current = next(iter(exception_request.revision_rows), None)
         amended = services.exception_request_amend(
             request=exception_request, fields=_fields(serializer.validated_data, current), actor=request.user
         )
@@ -706,29 +583,6 @@ class DeadlineOutputSerializer(TimeAwareOutputSerializer):
     exception_id = serializers.IntegerField(allow_null=True)
     keps = serializers.ListField(child=serializers.IntegerField(), help_text="KEPs this applies to; empty: all")
 
-    def to_representation(self, row: Deadline):
-        # Hand-written for speed: exactly what the declared fields (the OpenAPI schema)
-        # would write; tests/test_api_fast_output.py compares it with DRF's generic path.
-        milestone = row.milestone
-        viewer = self.context.get("viewer_zone")
-        data = {
-            "milestone_id": int_or_none(milestone.pk),
-            "release": text_or_none(milestone.release.slug),
-            "kind": text_or_none(milestone.kind.slug),
-            "title": text_or_none(milestone.title),
-            "zone": text_or_none(row.zone),
-            "display": text_or_none(row.display()),
-            "source": row.source if row.source in ("", None) else _SOURCES.get(str(row.source), row.source),
-            "exception_id": int_or_none(row.exception_id),
-            "keps": None if row.keps is None else [int_or_none(number) for number in row.keps],
-        }
-        add_instant(data, "deadline", row.instant, row.zone, viewer)
-        add_instant(data, "original_deadline", row.original, milestone.zone, viewer)
-        return data
-
-
-_SOURCES = {"milestone": "milestone", "exception": "exception"}
-
 
 class DeadlineNextApi(APIView):
     """The next effective deadline(s) of a release, a KEP or a SIG."""
@@ -747,15 +601,6 @@ class DeadlineNextApi(APIView):
         now = serializers.CharField(help_text="UTC instant the answer was computed for")
         next = DeadlineOutputSerializer(allow_null=True)
         deadlines = DeadlineOutputSerializer(many=True)
-
-        def to_representation(self, instance):
-            row = DeadlineOutputSerializer(context=self.context)
-            upcoming = instance["next"]
-            return {
-                "now": text_or_none(instance["now"]),
-                "next": None if upcoming is None else row.to_representation(upcoming),
-                "deadlines": [row.to_representation(deadline) for deadline in instance["deadlines"]],
-            }
 
     @extend_schema(
         parameters=[
