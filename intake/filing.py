@@ -17,10 +17,12 @@ written); the configured mailbox owner is ``entered_by``.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 
 from exceptions.models import ExceptionRequest, ProposedDecision
 from exceptions.reader import NotARequest, UnreadableInput, file_thread, read_thread
@@ -52,17 +54,41 @@ def _requester(mail: IncomingMail):
     return users[0] if len(users) == 1 else None
 
 
+_REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|aw|sv|fwd?|wg)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
+SUBJECT_THREAD_DAYS = 60
+
+
+def _subject_core(subject: str) -> tuple[bool, str]:
+    """(is a reply, the subject without Re:/Fwd: and spacing) for threading by subject."""
+    stripped = _REPLY_PREFIX.sub("", subject or "")
+    return stripped != (subject or ""), re.sub(r"\s+", " ", stripped).strip().lower()
+
+
 def thread_request(mail: IncomingMail) -> ExceptionRequest | None:
+    """The request of the thread ``mail`` belongs to: by In-Reply-To/References, else (a
+    reply whose headers were lost, as in archives and some clients) by the same subject
+    after "Re:" within SUBJECT_THREAD_DAYS of the request."""
     ids = mail.thread_ids
-    if not ids:
+    if ids:
+        known = {
+            m.message_id: m.request
+            for m in IntakeMessage.objects.filter(message_id__in=ids, request__isnull=False).select_related("request")
+        }
+        for message_id in ids:  # nearest first
+            if message_id in known:
+                return known[message_id]
+    is_reply, core = _subject_core(mail.subject)
+    if not is_reply or len(core) < 12:
         return None
-    known = {
-        m.message_id: m.request
-        for m in IntakeMessage.objects.filter(message_id__in=ids, request__isnull=False).select_related("request")
-    }
-    for message_id in ids:  # nearest first
-        if message_id in known:
-            return known[message_id]
+    since = (mail.sent_at or tz.utc_now()) - dt.timedelta(days=SUBJECT_THREAD_DAYS)
+    candidates = (
+        IntakeMessage.objects.filter(request__isnull=False, subject__icontains=core[:60])
+        .filter(Q(sent_at__gte=since) | Q(sent_at__isnull=True, read_at__gte=since))
+        .select_related("request")
+    )
+    for message in candidates.order_by("-read_at", "-id"):
+        if _subject_core(message.subject)[1] == core:
+            return message.request
     return None
 
 

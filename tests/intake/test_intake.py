@@ -14,7 +14,8 @@ import tempfile
 import threading
 import uuid
 from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
+from email.utils import format_datetime, make_msgid, parsedate_to_datetime
+from mailbox import mbox
 from pathlib import Path
 
 import pytest
@@ -30,10 +31,12 @@ from intake.services import intake_problem_retry, mailbox_poll
 from intake.tasks import poll_mailbox
 from releasecal import tz
 from tests.support.imap_server import Dovecot, dovecot_or_skip
+from tests.support.paths import TEST_DATA
 from tests.support.pg import require_postgres
 from tests.support.reminder_workers import Worker, wait_for
 from tests.support.reminders_helpers import redis_url_or_skip
 
+EXCEPTION_THREADS = TEST_DATA / "exception-threads"
 SENT = dt.datetime(2024, 7, 24, 9, 30, tzinfo=dt.UTC)  # the morning after the fixture's code freeze
 
 REQUEST_BODY = """Hello release team,
@@ -509,3 +512,29 @@ def test_the_admin_lists_intake_problems_and_mailbox_state(admin_client, dovecot
     detail = admin_client.get(f"/admin/intake/intakeproblem/{problem.pk}/change/")
     assert detail.status_code == 200
     assert "Can I still ask" in detail.content.decode()
+
+
+def test_a_real_thread_from_an_mbox_gives_the_same_request_and_proposal_as_the_command(dovecot, mailbox, release):
+    """The reader's real fixture (an approval naming PST in June), delivered message by
+    message in the order sent, without Message-ID headers: the reply joins its request by
+    subject, and what is filed matches what ``ingest_exception`` files from the mbox."""
+    from releasecal.models import Enhancement
+
+    Enhancement.objects.create(number=4639, title="OCI VolumeSource", owning_sig="node")
+    box = mbox(str(EXCEPTION_THREADS / "thread-approval-pst-in-june-2024.mbox"))
+    messages = sorted(box, key=lambda m: parsedate_to_datetime(m["Date"]))
+    for message in messages:
+        put(dovecot, mailbox, message.as_bytes())
+    result = mailbox_poll(config=mailbox)
+    assert result.outcomes == {"filed": 1, "proposed": 1}, list(IntakeProblem.objects.values_list("reason", flat=True))
+    request = ExceptionRequest.objects.get()
+    assert request.state == "pending"
+    assert request.milestone.kind.slug == "enhancements-freeze"
+    assert request.requester_name == "Sascha Example"
+    assert request.current.until_at == dt.datetime(2024, 6, 21, 22, 0, tzinfo=dt.UTC)
+    proposal = request.proposed_decisions.get()
+    assert (proposal.outcome, proposal.state) == ("approved", "proposed")
+    assert proposal.granted_until == dt.datetime(2024, 6, 22, 1, 0, tzinfo=dt.UTC)
+    assert proposal.granted_zone == "America/Los_Angeles"
+    assert proposal.author_name == "Kat Example"
+    assert "18:00 UTC-8 = 02:00Z" in proposal.warnings[0]
