@@ -94,6 +94,7 @@ class MilestoneSpec:
     description: str = ""
     link: str = ""
     cancelled: bool = False
+    week: str = ""  # as the table writes it ("week 5"), for checking the summary's
 
 
 @dataclass
@@ -133,6 +134,7 @@ class ImportWarning:
 
 
 _WARNING_KINDS = [
+    (r"^summary and table disagree on the week", "summary-week"),
     (r"^summary and table disagree", "summary-vs-table"),
     (r"^summary \(line \d+\)", "summary-text"),
     (r"^no year written", "year-placed"),
@@ -539,6 +541,7 @@ def _k8s_rows(
             zone=parsed.zone or release_zone,
             description=". ".join(d for d in details if d),
             link=as_text(row.get("time_link")) or when_link or title_link,
+            week=week,
         )
         spec.milestones.append(milestone)
         parsed_rows.append((milestone, parsed))
@@ -668,7 +671,18 @@ def _cross_check_summary(slug, summary, parsed_rows, zone, place, warnings) -> N
                     f"'{parsed.text}' as {shown_row}; the table is imported",
                 )
             )
-        elif said.at is not None and parsed.at is None and parsed.ends_on is None:
+        table_week = re.fullmatch(r"week\s*(\d+)", milestone.week.strip(), re.I)
+        if item.week is not None and table_week and int(table_week[1]) != item.week and not differs:
+            warnings.append(
+                ImportWarning(
+                    slug,
+                    milestone.row,
+                    milestone.title,
+                    f"summary and table disagree on the week: the {quoted} says Week {item.week}, "
+                    f"the table's row says '{milestone.week}' (same date)",
+                )
+            )
+        if not differs and said.at is not None and parsed.at is None and parsed.ends_on is None:
             # 1.15: the table gives the day, only the summary its end ("Tuesday, April 30th,
             # EOD PST"): a timed deadline written in the README is imported as an instant.
             milestone.at, milestone.on_date, milestone.zone = said.at, None, said.zone

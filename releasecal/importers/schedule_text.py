@@ -598,6 +598,7 @@ class SummaryItem:
     line: int
     when: str
     label: str
+    week: int | None = None
 
 
 _SUMMARY_HEADING = re.compile(r"^#{1,4}\s*(?:tl;dr|summary|major release cycle events)\b", re.I)
@@ -639,11 +640,12 @@ def _bullet_item(number: int, text: str) -> SummaryItem:
         position = match.end()
     when = " / ".join(re.sub(r"\(https?://[^)]*\)", "", clean_markdown(p)[0]).strip(" :") for p in when_parts)
     label = clean_markdown(text[position:])[0]
+    week = re.match(r"^[\s:\-\u2013\u2014]*week\s*(\d+)", label, re.I)
     label = re.sub(r"^[\s:\-\u2013\u2014]*(?:week\s*\d+\s*[\-\u2013\u2014:]+\s*)?", "", label, flags=re.I)
     label, label_time = split_name_time(label)
     if label_time and not re.search(r"\d{1,2}:\d{2}|\bEOD\b", when, re.I):
         when = f"{when} {label_time}"
-    return SummaryItem(line=number, when=when, label=label)
+    return SummaryItem(line=number, when=when, label=label, week=int(week[1]) if week else None)
 
 
 def _prose_items(number: int, text: str) -> list[SummaryItem]:

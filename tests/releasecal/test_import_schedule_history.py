@@ -403,3 +403,16 @@ def test_the_command_takes_several_files_and_places_the_one_between_them(db, cap
         "1.20",
     ]
     assert Release.objects.get(slug="1.19").milestones.get(title="Begin Code Freeze").at == utc("2020-07-10T07:00Z")
+
+
+@pytest.mark.parametrize(
+    ("slug", "title", "summary_week", "table_week"),
+    [
+        ("1.22", "Release retrospective", 16, "Week 17"),
+        ("1.26", "Release retrospective part 1", 10, "week 9"),
+        ("1.33", "KubeCon EU", 13, "week 12"),  # flagged in k8s-schedules.json's notes too
+    ],
+)
+def test_a_summary_week_that_is_not_the_table_week_is_named(history, slug, title, summary_week, table_week):
+    (message,) = [m for m in messages(history, slug, title) if m.startswith("summary and table disagree on the week")]
+    assert f"says Week {summary_week}, the table's row says '{table_week}' (same date)" in message
