@@ -21,10 +21,11 @@ from django.db.models import Exists, F, Q
 from exceptions.models import ExceptionRequest
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone, MilestoneKind, Tracking
-from reminders.channels import TransportError, backoff_delay, sender_for
+from reminders.channels import sender_for
 from reminders.messages import message_for_delivery
 from reminders.models import Channel, Delivery, ReminderRule
 from reminders.offsets import parse_offsets
+from slack_integration.client import TransportError, backoff_delay
 
 log = logging.getLogger(__name__)
 

@@ -6,54 +6,14 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from exceptions.models import ExceptionRequest
 from releasecal import tz
 from slack_integration import blocks, mrkdwn
+from slack_integration.client import TransportError, bot_client
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
 
 logger = logging.getLogger(__name__)
-
-# Slack errors that a retry cannot fix (the token or the channel is wrong).
-PERMANENT_ERRORS = {
-    "invalid_auth",
-    "not_authed",
-    "account_inactive",
-    "token_revoked",
-    "channel_not_found",
-    "is_archived",
-    "not_in_channel",
-    "message_not_found",
-    "cant_update_message",
-    "invalid_blocks",
-}
-
-
-class SlackTransientError(Exception):
-    """Worth retrying: Slack was down, rate limited us, or the network failed."""
-
-
-def slack_client() -> WebClient | None:
-    if not settings.SLACK_BOT_TOKEN:
-        return None
-    base_url = settings.SLACK_API_URL if settings.SLACK_API_URL.endswith("/") else settings.SLACK_API_URL + "/"
-    return WebClient(token=settings.SLACK_BOT_TOKEN, base_url=base_url, timeout=10)
-
-
-def _call(method, **kwargs) -> dict:
-    try:
-        return method(**kwargs).data
-    except SlackApiError as exc:
-        error = exc.response.get("error", "") if exc.response is not None else ""
-        status = exc.response.status_code if exc.response is not None else 0
-        if error in PERMANENT_ERRORS or (400 <= status < 500 and status != 429):
-            logger.error("Slack refused %s: %s", getattr(method, "__name__", method), error or status)
-            raise
-        raise SlackTransientError(error or f"HTTP {status}") from exc
-    except OSError as exc:  # URLError, timeouts, refused connections
-        raise SlackTransientError(str(exc)) from exc
 
 
 def _load(request_id: int) -> ExceptionRequest | None:
@@ -70,7 +30,7 @@ def slack_post_exception_request(*, request_id: int) -> SlackDecisionMessage | N
     """Post a new request to the release-team channel with Approve / Reject buttons.
 
     Idempotent: a request already posted is not posted again (a redelivered task)."""
-    client, channel = slack_client(), settings.SLACK_RELEASE_TEAM_CHANNEL
+    client, channel = bot_client(), settings.SLACK_RELEASE_TEAM_CHANNEL
     if client is None or not channel:
         logger.info("Slack not configured (SLACK_BOT_TOKEN / SLACK_RELEASE_TEAM_CHANNEL); not posting.")
         return None
@@ -81,20 +41,20 @@ def slack_post_exception_request(*, request_id: int) -> SlackDecisionMessage | N
     if existing is not None:
         return existing
     text, content = blocks.request_message(request)
-    data = _call(client.chat_postMessage, channel=channel, text=text, blocks=content)
+    data = client.post_message(channel=channel, text=text, blocks=content)
     return SlackDecisionMessage.objects.create(request=request, channel=data["channel"], ts=data["ts"])
 
 
 def slack_update_exception_messages(*, request_id: int) -> int:
     """Rewrite every posted message of a request to show its state (chat.update)."""
-    client = slack_client()
+    client = bot_client()
     request = _load(request_id)
     if client is None or request is None:
         return 0
     text, content = blocks.request_message(request)
     updated = 0
     for message in SlackDecisionMessage.objects.filter(request=request):
-        _call(client.chat_update, channel=message.channel, ts=message.ts, text=text, blocks=content)
+        client.update_message(channel=message.channel, ts=message.ts, text=text, blocks=content)
         message.save(update_fields=["updated_at"])
         updated += 1
     return updated
@@ -103,18 +63,14 @@ def slack_update_exception_messages(*, request_id: int) -> int:
 def slack_post_ephemeral(*, channel: str, user: str, text: str) -> None:
     """Tell one Slack user something only they see (e.g. why they cannot decide).
     ``text`` is plain text: it is escaped here."""
-    client = slack_client()
+    client = bot_client()
     if client is None or not channel or not user:
         return
     try:
-        _call(
-            client.chat_postEphemeral,
-            channel=channel,
-            user=user,
-            text=mrkdwn.fallback(text),
-            blocks=[mrkdwn.section(mrkdwn.escape(text))],
+        client.post_ephemeral(
+            channel=channel, user=user, text=mrkdwn.fallback(text), blocks=[mrkdwn.section(mrkdwn.escape(text))]
         )
-    except (SlackApiError, SlackTransientError) as exc:
+    except TransportError as exc:
         logger.warning("Could not tell %s in %s: %s", user, channel, exc)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from slack_integration import services
+from slack_integration.client import TransportError
 
 # Bounded retry with short backoff: 5 s, 10 s, 20 s, 40 s, 60 s. A request never
 # posted still shows in the admin and the API; nothing waits on a long countdown.
@@ -19,7 +20,9 @@ def _backoff(retries: int) -> int:
 def slack_post_exception_request(self, request_id: int) -> None:
     try:
         services.slack_post_exception_request(request_id=request_id)
-    except services.SlackTransientError as exc:
+    except TransportError as exc:
+        if exc.permanent:
+            raise
         raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
 
 
@@ -27,5 +30,7 @@ def slack_post_exception_request(self, request_id: int) -> None:
 def slack_update_exception_messages(self, request_id: int) -> None:
     try:
         services.slack_update_exception_messages(request_id=request_id)
-    except services.SlackTransientError as exc:
+    except TransportError as exc:
+        if exc.permanent:
+            raise
         raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc

@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 
 from reminders import services
-from reminders.channels import HttpTransport, TransportError, backoff_delay
 from reminders.messages import Message, render_slack
 from reminders.models import Channel, Delivery
+from slack_integration.client import HttpTransport, TransportError, backoff_delay
 from tests.support.fake_slack import FakeSlack
 from tests.support.reminders_helpers import channel, code_freeze_of, future_release, hour_from_now, rule
 

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from exceptions.models import ExceptionRequest
 from exceptions.services import RequestFields, exception_request_submit
 from slack_integration import tasks
+from slack_integration.client import TransportError
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
 from tests.support.slack import post_signed
 
@@ -170,12 +171,13 @@ def test_a_garbled_payload_is_a_400(client, fake_slack, db, payload):
 
 
 def test_a_permanent_slack_error_is_not_retried(posted, fake_slack):
-    from slack_sdk.errors import SlackApiError
-
     fake_slack.fail_with = "channel_not_found"
     SlackDecisionMessage.objects.all().delete()
-    with pytest.raises(SlackApiError):
+    before = len(fake_slack.calls)
+    with pytest.raises(TransportError) as raised:
         tasks.slack_post_exception_request(posted.pk)
+    assert (raised.value.permanent, raised.value.disable_channel) == (True, True)
+    assert fake_slack.methods()[before:] == ["chat.postMessage"]  # asked once, not retried
 
 
 def test_without_a_bot_token_nothing_is_posted(

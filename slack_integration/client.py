@@ -1,0 +1,211 @@
+"""The one Slack client: every call to Slack (the buttons' posts and updates, the
+ephemeral replies of the slash command and the buttons, reminder messages to channels,
+DMs and incoming webhooks) goes through here.
+
+In the style of healthchecks' transports: one HTTP transport with bounded retry
+(exponential backoff with jitter for 5xx, timeouts, connection errors and 429 with
+``Retry-After``), and one :class:`TransportError` that says whether a failure is
+``permanent`` (retrying cannot fix it) and whether it should ``disable_channel`` (the
+token or the channel is wrong: a reminder channel is marked failing so the admin shows
+it). Which Slack error is which is decided by one table, :data:`SLACK_ERRORS`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import ClassVar
+
+import requests
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+
+class TransportError(Exception):
+    """A message could not be delivered. ``permanent``: do not retry it;
+    ``disable_channel``: the channel's configuration is wrong, not this message."""
+
+    def __init__(
+        self, message: str, *, permanent: bool = False, disable_channel: bool = False, retry_after: float | None = None
+    ):
+        super().__init__(message)
+        self.message = message
+        self.permanent = permanent or disable_channel
+        self.disable_channel = disable_channel
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        return self.message
+
+
+DISABLE_CHANNEL = "disable channel"  # the token or the channel is wrong: every message would fail
+PERMANENT = "permanent"  # this message (or this recipient) is wrong: retrying cannot fix it
+
+# Slack Web API errors that a retry cannot fix. Anything else (ratelimited,
+# internal_error, fatal_error, service_unavailable, an error Slack adds later) is retried.
+SLACK_ERRORS: dict[str, str] = {
+    "invalid_auth": DISABLE_CHANNEL,
+    "invalid_token": DISABLE_CHANNEL,
+    "not_authed": DISABLE_CHANNEL,
+    "token_revoked": DISABLE_CHANNEL,
+    "token_expired": DISABLE_CHANNEL,
+    "account_inactive": DISABLE_CHANNEL,
+    "missing_scope": DISABLE_CHANNEL,
+    "no_service": DISABLE_CHANNEL,
+    "no_team": DISABLE_CHANNEL,
+    "team_disabled": DISABLE_CHANNEL,
+    "channel_not_found": DISABLE_CHANNEL,
+    "is_archived": DISABLE_CHANNEL,
+    "channel_is_archived": DISABLE_CHANNEL,
+    "not_in_channel": DISABLE_CHANNEL,
+    "invalid_blocks": PERMANENT,
+    "invalid_payload": PERMANENT,
+    "invalid_arguments": PERMANENT,
+    "msg_too_long": PERMANENT,
+    "no_text": PERMANENT,
+    "user_not_found": PERMANENT,
+    "user_not_in_channel": PERMANENT,
+    "cannot_dm_bot": PERMANENT,
+    "message_not_found": PERMANENT,
+    "cant_update_message": PERMANENT,
+    "edit_window_closed": PERMANENT,
+}
+# HTTP statuses that mean the URL (a webhook) or the credentials are gone for good.
+DISABLING_STATUSES = frozenset({401, 403, 404, 410})
+
+
+def slack_error(error: str) -> TransportError:
+    """The TransportError for an ``{"ok": false, "error": error}`` answer."""
+    kind = SLACK_ERRORS.get(error)
+    return TransportError(f"Slack: {error}", permanent=kind is not None, disable_channel=kind == DISABLE_CHANNEL)
+
+
+def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float | None = None) -> float:
+    """Exponential backoff with jitter, never less than the server's Retry-After.
+
+    ``attempt`` counts from 0: with ``ceiling = min(cap, base * 2**attempt)`` the delay
+    is drawn from [ceiling/2, ceiling] ("equal jitter": it still grows exponentially,
+    and retries from many workers spread out instead of arriving together).
+    """
+    ceiling = min(cap, base * (2**attempt))
+    delay = random.uniform(ceiling / 2, ceiling)  # noqa: S311 (jitter, not cryptography)
+    if retry_after is not None:
+        delay = max(delay, retry_after)
+    return delay
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    value = response.headers.get("Retry-After", "").strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+class HttpTransport:
+    """POST JSON with bounded retry. One session per process (created after fork).
+
+    Tries, timeout and backoff come from the ``REMINDERS_HTTP_*`` settings (reminders
+    were the first to send through it)."""
+
+    _session: ClassVar[requests.Session | None] = None
+
+    @classmethod
+    def session(cls) -> requests.Session:
+        if cls._session is None:
+            cls._session = requests.Session()
+        return cls._session
+
+    def post(self, url: str, *, json: dict, headers: dict | None = None) -> requests.Response:
+        tries = max(1, settings.REMINDERS_HTTP_TRIES)
+        for attempt in range(tries):
+            error = self._post_once(url, json=json, headers=headers)
+            if not isinstance(error, TransportError):
+                return error
+            if error.permanent or attempt == tries - 1:
+                raise error
+            if error.retry_after is not None and error.retry_after > settings.REMINDERS_HTTP_BACKOFF_MAX:
+                # A long Retry-After is honoured by the caller's own schedule (the
+                # reminder ledger, Celery's retry), not by holding a worker asleep.
+                raise error
+            time.sleep(
+                backoff_delay(
+                    attempt,
+                    base=settings.REMINDERS_HTTP_BACKOFF_BASE,
+                    cap=settings.REMINDERS_HTTP_BACKOFF_MAX,
+                    retry_after=error.retry_after,
+                )
+            )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _post_once(self, url: str, *, json: dict, headers: dict | None) -> requests.Response | TransportError:
+        try:
+            response = self.session().post(url, json=json, headers=headers, timeout=settings.REMINDERS_HTTP_TIMEOUT)
+        except requests.Timeout:
+            return TransportError(f"Timed out after {settings.REMINDERS_HTTP_TIMEOUT}s")
+        except requests.ConnectionError as exc:
+            return TransportError(f"Connection failed: {exc.__class__.__name__}")
+        except requests.RequestException as exc:
+            return TransportError(f"Request failed: {exc}", permanent=True)
+        status = response.status_code
+        if status == 429:
+            return TransportError("Rate limited (429)", retry_after=_retry_after(response) or 1.0)
+        if status >= 500:
+            return TransportError(f"Server error {status}", retry_after=_retry_after(response))
+        if status >= 400:
+            # An incoming webhook answers errors as plain text ("channel_not_found").
+            body = response.text[:200].strip()
+            disable = status in DISABLING_STATUSES or SLACK_ERRORS.get(body) == DISABLE_CHANNEL
+            return TransportError(f"HTTP {status}: {body or response.reason}", permanent=True, disable_channel=disable)
+        return response
+
+
+class SlackClient:
+    """Slack's Web API with one bot token: ``call("chat.postMessage", channel=..., ...)``."""
+
+    def __init__(self, token: str, *, api_url: str | None = None):
+        if not token:
+            raise TransportError(
+                "No Slack bot token (set SLACK_BOT_TOKEN or the channel's token)", disable_channel=True
+            )
+        self.token = token
+        self.api_url = (api_url or settings.SLACK_API_URL).rstrip("/") + "/"
+
+    def call(self, method: str, **payload) -> dict:
+        """The answer's JSON when ``ok``; a TransportError (classified by SLACK_ERRORS) otherwise."""
+        response = HttpTransport().post(
+            self.api_url + method, json=payload, headers={"Authorization": f"Bearer {self.token}"}
+        )
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise TransportError(f"Slack answered {response.status_code} without JSON") from exc
+        if not isinstance(data, dict):
+            raise TransportError(f"Slack answered {response.status_code} with JSON that is not an object")
+        if data.get("ok"):
+            return data
+        error = slack_error(str(data.get("error", "unknown_error")))
+        if error.permanent:
+            log.error("Slack refused %s: %s", method, error)
+        raise error
+
+    def post_message(self, *, channel: str, text: str, blocks: list, **options) -> dict:
+        return self.call("chat.postMessage", channel=channel, text=text, blocks=blocks, **options)
+
+    def update_message(self, *, channel: str, ts: str, text: str, blocks: list) -> dict:
+        return self.call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
+
+    def post_ephemeral(self, *, channel: str, user: str, text: str, blocks: list) -> dict:
+        return self.call("chat.postEphemeral", channel=channel, user=user, text=text, blocks=blocks)
+
+
+def bot_client() -> SlackClient | None:
+    """The client with the app's bot token, or None when Slack is not configured."""
+    return SlackClient(settings.SLACK_BOT_TOKEN) if settings.SLACK_BOT_TOKEN else None
+
+
+def post_webhook(url: str, payload: dict) -> None:
+    """Post to an incoming webhook (its errors come back as HTTP statuses)."""
+    HttpTransport().post(url, json=payload)
