@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class FeedsConfig(AppConfig):
@@ -6,6 +7,8 @@ class FeedsConfig(AppConfig):
     verbose_name = "Calendar feeds"
 
     def ready(self) -> None:
-        from feeds import cache
+        from feeds import triggers
 
-        cache.connect()  # every write to a feed's tables changes the feed generation
+        # After every migrate: the feed-version trigger on every table a feed shows,
+        # tables added since included (feeds/triggers.py).
+        post_migrate.connect(triggers.on_post_migrate, sender=self, dispatch_uid="feeds.triggers")

@@ -35,3 +35,17 @@ class FeedToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class FeedVersion(models.Model):
+    """One row (pk 1): a random value that changes whenever anything a feed shows
+    changes. Database triggers on every table a feed reads set a new value inside the
+    writing transaction (feeds/triggers.py); cached feeds are keyed by it (feeds/cache.py)."""
+
+    version = models.CharField(max_length=32)
+
+    class Meta:
+        db_table = "feeds_feedversion"
+
+    def __str__(self) -> str:
+        return f"Feed version {self.version}"

@@ -8,8 +8,8 @@ exception requests whose extension events it shows. Two reads use a scope:
   (one query each; a 404 otherwise).
 - ``feed_build`` — a fixed number of queries whatever the number of events.
 
-Freshness is not decided here: ``feeds.cache`` changes the cache key on
-every write to a table ``feed_build`` reads (keep its ``watched_tables`` in step).
+Freshness is not decided here: feeds are cached under the feed version, which database
+triggers change on every write to a table a feed shows (feeds/triggers.py, feeds/cache.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import datetime as dt
 import hashlib
 import hmac
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from django.conf import settings
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
@@ -55,12 +54,8 @@ class FeedScope:
 
 
 # ------------------------------------------------------------------------ scopes
-# Building querysets costs more than serving a warm feed, so scopes are memoised by
-# their arguments. Querysets are only ever cloned (``.filter``,
-# ``.values``, ``.order_by``), never evaluated in place, so sharing them is safe.
 
 
-@lru_cache(maxsize=1024)
 def feed_scope_release(*, slug: str) -> FeedScope:
     releases = Release.objects.filter(slug=slug)
     return FeedScope(
@@ -74,7 +69,6 @@ def feed_scope_release(*, slug: str) -> FeedScope:
     )
 
 
-@lru_cache(maxsize=1024)
 def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
     releases = Release.objects.filter(slug=slug)
     return FeedScope(
@@ -92,7 +86,6 @@ def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
     )
 
 
-@lru_cache(maxsize=1024)
 def feed_scope_kep(*, number: int) -> FeedScope:
     in_kep = Q(tracking__enhancement__number=number) | Q(exception_requests__enhancement__number=number)
     releases = Release.objects.filter(pk__in=Release.objects.filter(in_kep).values("pk"))
@@ -108,7 +101,6 @@ def feed_scope_kep(*, number: int) -> FeedScope:
     )
 
 
-@lru_cache(maxsize=1024)
 def feed_scope_all() -> FeedScope:
     return FeedScope(
         key="all",
@@ -125,7 +117,6 @@ def feed_scope_user(*, user) -> FeedScope:
     return _feed_scope_user(user_id=user.pk, username=user.get_username())
 
 
-@lru_cache(maxsize=1024)
 def _feed_scope_user(*, user_id: int, username: str) -> FeedScope:
     owned = EnhancementOwner.objects.filter(user_id=user_id)
     kep_ids = owned.values("enhancement_id")

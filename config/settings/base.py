@@ -66,8 +66,6 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Calendar feeds need nothing below: served here, like WhiteNoise serves static files.
-    "feeds.views.FeedFastPathMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

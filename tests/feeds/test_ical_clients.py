@@ -30,7 +30,6 @@ from exceptions.services import (
     exception_request_submit,
     exception_request_withdraw,
 )
-from feeds import views as feeds
 from feeds.services import feed_token_create
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone
@@ -62,11 +61,6 @@ def khal_binary() -> str:
     if not khal:
         _missing("khal")
     return khal
-
-
-@pytest.fixture(autouse=True)
-def _fresh_local_cache():
-    feeds.local_cache.clear()
 
 
 @pytest.fixture

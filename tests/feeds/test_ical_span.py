@@ -31,7 +31,6 @@ from django.test import Client
 
 from exceptions.models import ExceptionRequest
 from exceptions.services import RequestFields, exception_request_approve, exception_request_submit
-from feeds import views as feeds
 from feeds.services import feed_token_create
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Release
@@ -70,7 +69,6 @@ def _extension(kep, milestone, requester, decider, *, days=2, granted=None, zone
 
 @pytest.fixture
 def decade(kinds, requester, release_team_member):
-    feeds.local_cache.clear()
     releases = {}
     # The old US rule: DST from the first Sunday of April to the last of October.
     # 20 March and 1 November 2006 were PST (they would be PDT under the 2007 rule).
