@@ -5,18 +5,24 @@
 1. Builds, in a throwaway SQLite file (or DATABASE_URL when set), a release with 40
    milestones and 300 KEPs of one SIG, each with an approved exception (extension
    events), through the real services.
-2. Reports the cold render time of the SIG feed (340 events): feed generation, subject
-   check, the render queries and serialisation, with every cache emptied, median of 5.
+2. Reports the cold render time of the SIG feed (340 events): the version query, subject
+   check, the render queries and serialisation, under a new feed version each time (as
+   after any write), median of 5.
 3. Writes the feed's exact bytes to a temporary STATIC_ROOT, starts gunicorn (the
    production settings: WhiteNoise serves that file) on 127.0.0.1, and measures, in
    alternating rounds of fixed duration, requests/second of
    - GET of the feed (warm) against GET of the static .ics, and
    - conditional GET answered 304 (If-None-Match) for both,
-   printing each ratio (goal >= 0.8x). Only 127.0.0.1 is contacted.
+   printing each ratio against the floor (0.6x, issue 10). Only 127.0.0.1 is contacted.
+
+A warm feed request is: the full middleware stack, one indexed query for the feed
+version, one cache read (Django's cache API), then ETag/304 handling.
 
 The client is N processes with raw sockets, one request per connection (gunicorn's
 sync workers close after each response), every response checked (status, length).
-Cache: Redis when REDIS_URL is set, else the local-memory cache.
+Cache: Redis when REDIS_URL is set (under a key prefix of this run, whose keys are
+deleted at the end), else the local-memory cache. The figures issue 10 asks for are on
+PostgreSQL + Redis: set DATABASE_URL=postgres://... and REDIS_URL=redis://.../<n>.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SIG = "node"
 RELEASE = "9.40"
+FLOOR = 0.6  # issue 10: warm feed 200 and 304 each at least 0.6x the static file
 
 
 def free_port() -> int:
@@ -57,10 +64,26 @@ def environment(workdir: Path) -> dict[str, str]:
         "RELEASECAL_VAR_DIR": str(workdir),
         "LOG_LEVEL": "WARNING",
         "PYTHONPATH": str(ROOT),
+        "CACHE_KEY_PREFIX": f"feeds-bench-{secrets.token_hex(4)}",
     }
     if not os.environ.get("DATABASE_URL"):
         env["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
     return env
+
+
+def forget_cache_keys(env: dict[str, str]) -> None:
+    """Delete this run's keys from Redis (never FLUSHDB: the database may be shared)."""
+    if not env.get("REDIS_URL"):
+        return
+    import redis
+
+    client = redis.Redis.from_url(env["REDIS_URL"])
+    try:
+        keys = list(client.scan_iter(match=f"{env['CACHE_KEY_PREFIX']}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 def throwaway_postgres(url: str) -> tuple[str, object]:
@@ -133,17 +156,15 @@ def build_data() -> None:
 
 
 def cold_render_ms(path: str, runs: int = 5) -> tuple[float, bytes, str]:
-    from django.core.cache import cache
     from django.test import Client
 
-    from feeds import views as feeds
+    from feeds.cache import feed_version_bump
 
     client = Client(SERVER_NAME="127.0.0.1")
     timings = []
     body, etag = b"", ""
     for _ in range(runs):
-        cache.clear()
-        feeds.local_cache.clear()
+        feed_version_bump()  # as after any write: the next request builds the feed
         started = time.perf_counter()
         response = client.get(path)
         timings.append((time.perf_counter() - started) * 1000)
@@ -290,14 +311,15 @@ def main() -> None:
             gunicorn.send_signal(signal.SIGTERM)
             gunicorn.wait(timeout=30)
             connections.close_all()
+            forget_cache_keys(env)
             if drop_database is not None:
                 drop_database()
 
     def report(label: str, pair: dict[str, list[float]]) -> None:
         feed, static = statistics.median(pair["feed"]), statistics.median(pair["static"])
         ratio = feed / static
-        verdict = "meets" if ratio >= 0.8 else "BELOW"
-        print(f"{label}: feed {feed:8.0f} req/s   static {static:8.0f} req/s   ratio {ratio:.2f}x ({verdict} 0.8x)")
+        verdict = "meets" if ratio >= FLOOR else "BELOW"
+        print(f"{label}: feed {feed:8.0f} req/s   static {static:8.0f} req/s   ratio {ratio:.2f}x ({verdict} {FLOOR}x)")
 
     print(
         f"gunicorn sync x{args.workers}, {args.clients} client processes, {args.rounds} alternating rounds "
