@@ -428,11 +428,19 @@ def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, w
     # ---------------------------------------------------------------- web (gunicorn)
     started = time.monotonic()
     gunicorn = procs.start("gunicorn", inside(ctr["web"], compose_command("web"), env), dict(os.environ))
+    listening = None  # when gunicorn's master logs that it listens (container started)
     while http_status(f"{web}/healthz") != 200:
         assert gunicorn.running, gunicorn.tail()
         assert time.monotonic() - started < 90, f"no 200 on /healthz after 90s\n{procs.tails()}"
+        if listening is None and "Listening at:" in gunicorn.output():
+            listening = time.monotonic() - started
         time.sleep(0.05)
-    _report(capsys, "gunicorn start to first /healthz 200", f"{time.monotonic() - started:.2f}s (buildah run included)")
+    answered = time.monotonic() - started
+    _report(
+        capsys,
+        "gunicorn start to first /healthz 200",
+        f"{answered:.2f}s from `buildah run` (master listening at {listening or answered:.2f}s)",
+    )
     assert gunicorn.output().count("Booting worker with pid") == 2, gunicorn.tail()
     assert "[ERROR]" not in gunicorn.output(), gunicorn.tail()
 
