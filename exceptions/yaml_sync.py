@@ -159,6 +159,11 @@ def exceptions_yaml_import(
     return report
 
 
+def _user(actor):
+    """The release-team member who ran the import: who entered what it files."""
+    return actor if actor is not None and actor.is_authenticated else None
+
+
 def _issue_url(entry: Entry) -> str:
     if entry.issue_text.startswith("http"):
         return entry.issue_text[:500]
@@ -211,13 +216,15 @@ def _create(release, milestone, entry: Entry, *, actor, report: ImportReport, no
         state=state,
         days=None,
         submitted_at=submitted_at,
+        entered_by=_user(actor),
         thread_url=entry.thread[:500] if entry.thread.startswith("http") else "",
     )
     ExceptionRequestRevision.objects.create(
         request=request,
         number=1,
         created_at=submitted_at,
-        created_by=actor if actor is not None and actor.is_authenticated else None,
+        created_by=_user(actor),
+        entered_by=_user(actor),
         enhancement_name=entry.name[:300],
         issue_url=_issue_url(entry),
         pr_urls=entry.pull_requests,

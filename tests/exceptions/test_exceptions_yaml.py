@@ -257,10 +257,15 @@ def test_a_pending_request_decided_in_the_file_is_decided_here(kinds, pending_re
 # ------------------------------------------------------------------ the commands
 
 
-def test_import_command_reports_and_refuses_bad_input(kinds, tmp_path):
+def test_import_command_reports_and_refuses_bad_input(kinds, tmp_path, release_team_member):
     _release(kinds, "1.25")
     out = io.StringIO()
-    call_command("import_exceptions_yaml", str(SHARED / "release-1.25.yaml"), "--release", "1.25", stdout=out)
+    call_command(
+        "import_exceptions_yaml", str(SHARED / "release-1.25.yaml"), "--release", "1.25", "--user", "lead", stdout=out
+    )
+    imported = ExceptionRequest.objects.filter(release__slug="1.25")
+    assert {r.entered_by for r in imported} == {release_team_member}  # who ran it entered them
+    assert {r.requester for r in imported} == {None}  # the file does not say who asked
     assert (
         out.getvalue().splitlines()[0] == "release-1.25.yaml into 1.25: 13 created, 0 decided, 0 unchanged, 0 skipped."
     )
