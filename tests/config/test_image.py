@@ -10,7 +10,8 @@ cached per machine). Then, inside the image, as the image's own user, with
   hashed name, the API schema; the image's HEALTHCHECK command passes; SIGTERM stops it
   gracefully;
 - compose's ``worker`` and ``beat`` commands: a reminder falls due and reaches the fake
-  Slack (tests.support.fake_slack, on the host, on a port of its own) once;
+  Slack (tests.support.fake_slack, on the host, on a port of its own) once; compose's
+  health checks of both pass inside their containers;
 - the application user cannot write the code, the virtualenv or the static files;
 - no secret handed to the build (pip's index settings, given as a build secret with a
   canary line in it) is in any layer or in the history, and no build argument either.
@@ -52,6 +53,7 @@ from tests.support.processes import (
     free_port,
     fresh_database,
     http_status,
+    load_compose,
     unavailable,
     wait_for,
 )
@@ -491,6 +493,13 @@ def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, w
     )
     assert row == {"state": "sent", "attempts": 1}, row
     assert len(reminders()) == 1
+
+    # Compose's health checks of the worker and beat, inside their own containers.
+    for service in ("worker", "beat"):
+        test = load_compose()["services"][service]["healthcheck"]["test"]
+        command = ["sh", "-c", test[1].replace("$$", "$")] if test[0] == "CMD-SHELL" else test[1:]
+        check = run_inside(ctr[service], command, env, timeout=60)
+        assert check.returncode == 0, (service, command, check.stdout, check.stderr)
 
     # ------------------------------------------------- SIGTERM: graceful, exit code 0
     for process in (gunicorn, worker, beat):
