@@ -362,3 +362,20 @@ def test_truncate_changes_the_version(db, release):
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE releasecal_enhancementowner")
     assert feed_version() != before
+
+
+def test_a_warm_feed_is_one_query_and_one_cache_read(redis_cache, release, kep, monkeypatch):
+    calls = []
+    for name in ("get", "get_many", "set", "add", "delete", "incr", "touch"):
+        real = getattr(redis_cache, name)
+        monkeypatch.setattr(
+            redis_cache, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k)
+        )
+    for path in (RELEASE_FEED, KEP_FEED, "/calendar/1.31/sig/node.ics", "/calendar/all.ics"):
+        etag = get(path)["ETag"]  # cold: a miss and a set
+        for headers in ({}, {"if_none_match": etag}):
+            calls.clear()
+            with CaptureQueriesContext(connection) as queries:
+                assert get(path, **headers).status_code == (304 if headers else 200)
+            assert [q["sql"].split(" FROM ")[1].split()[0] for q in queries] == ['"feeds_feedversion"']
+            assert calls == ["get"], (path, calls)
