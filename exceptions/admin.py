@@ -284,6 +284,8 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
     def deadline(self, obj: ExceptionRequest) -> str:
         found = effective_deadline(enhancement=obj.enhancement, milestone=obj.milestone)
         text = found.display()
+        if found.warning:
+            return f"{text} ⚠ {found.warning}"
         return f"{text} (extension)" if found.is_extension else text
 
     @admin.display(description="Freeze")
@@ -366,6 +368,7 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
             "warnings": obj.warnings,
             "effective_deadline": found.display(),
             "effective_is_extension": found.is_extension,
+            "effective_warning": found.warning,
             "can_decide": pending and self.has_decide_permission(request),
             "can_amend": pending and (user.has_perm(CHANGE_PERMISSION) or obj.requester_id == user.pk),
             "can_signoff": pending and user.has_perm(SIGNOFF_PERMISSION),

@@ -31,7 +31,13 @@ from api.fields import (
 from exceptions import services
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
 from exceptions.reader import read_thread
-from exceptions.selectors import MAX_ID, deadlines_next, exception_milestone_get
+from exceptions.selectors import (
+    MAX_ID,
+    deadlines_next,
+    exception_milestone_get,
+    granted_deadline,
+    hard_stops,
+)
 from exceptions.yaml_format import RecordFileError
 from exceptions.yaml_sync import exceptions_yaml_export
 from releasecal import selectors as schedule
@@ -196,16 +202,35 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
     current = CurrentRevisionSerializer(source="*", allow_null=True)
     signoffs = SignOffOutputSerializer(many=True, source="signoff_rows")
     decision = DecisionOutputSerializer(allow_null=True)
+    effective_warning = serializers.CharField(
+        allow_null=True,
+        help_text="Set when the grant no longer decides the deadline: the freeze moved to or past it "
+        "(superseded by the freeze), or it runs past the release's hard stop (rc.0).",
+    )
+
+    def _hard_stop(self, release_id: int):
+        stops = self.__dict__.setdefault("_hard_stops", {})
+        if release_id not in stops:
+            stops[release_id] = hard_stops([release_id]).get(release_id)
+        return stops[release_id]
 
     def prepare(self, instance: ExceptionRequest) -> None:
-        """The deadline that applies to the KEP now, and what approving would grant."""
+        """The deadline that applies to the KEP now (the later of the freeze and the
+        grant), any warning about it, and what approving would grant."""
         decision = getattr(instance, "decision", None)
+        instance.effective_warning = None
         if (
             instance.state == ExceptionRequest.State.APPROVED
             and decision is not None
             and decision.granted_until is not None
         ):
-            instance.effective_deadline, instance.effective_zone = decision.granted_until, decision.granted_zone
+            milestone = instance.milestone
+            deadline = granted_deadline(
+                milestone=milestone, own=milestone.deadline, request=instance,
+                hard_stop=self._hard_stop(instance.release_id), keps=[],
+            )  # fmt: skip
+            instance.effective_deadline, instance.effective_zone = deadline.instant, deadline.zone
+            instance.effective_warning = deadline.warning or None
         else:
             instance.effective_deadline, instance.effective_zone = instance.milestone.deadline, instance.milestone.zone
         instance.default_granted_until = (

@@ -3,7 +3,9 @@ requests themselves and the milestone a request extends.
 
 The rule of the product: a KEP's effective deadline for a milestone is the later of the
 milestone's own deadline and the granted_until of its approved exception for that
-milestone. Feeds, the API, pages, Slack and reminders all read it from here.
+milestone. A grant that a moved freeze overtook is *superseded* (the freeze applies, and
+every face says so); a grant that runs past the release's hard stop (rc.0) after the
+rc moved is flagged too. Feeds, the API, pages, Slack and reminders all read it from here.
 """
 
 from __future__ import annotations
@@ -43,15 +45,43 @@ class Deadline:
     # False for an approval read from exceptions.yaml, which records no deadline: the
     # instant is then the milestone's own (the one known bound), shown as such.
     grant_recorded: bool = True
+    # The recorded grant (instant + zone) behind an exception-sourced deadline.
+    granted: dt.datetime | None = None
+    granted_zone: str = ""
+    # The freeze moved to or past the grant: the freeze's own deadline applies.
+    superseded: bool = False
+    # The release's hard stop (rc.0) when the grant now runs past it.
+    hard_stop: dt.datetime | None = None
 
     @property
     def is_extension(self) -> bool:
-        return self.source == "exception"
+        """An approved exception that moves the deadline later than the milestone's own."""
+        return self.source == "exception" and not self.superseded
+
+    @property
+    def warning(self) -> str:
+        """What a release team must hear about this deadline ("" when nothing)."""
+        milestone = self.milestone
+        if self.superseded:
+            return (
+                f"The granted extension (until {tz.render(self.granted, self.granted_zone)}) is superseded by "
+                f"the freeze: the {milestone.title} deadline ({tz.render(self.original, milestone.zone)}) "
+                "is now later, so it applies."
+            )
+        if self.hard_stop is not None:
+            return (
+                f"The granted extension (until {tz.render(self.granted, self.granted_zone)}) runs past the "
+                f"release's hard stop ({tz.render(self.hard_stop, milestone.release.zone)}, the rc.0 cut)."
+            )
+        return ""
 
     def display(self) -> str:
         if not self.is_extension and self.milestone.is_all_day:
             # "Monday 30 November 2026 (all day; ends 00:00 AoE Tuesday 1 December 2026 (...))"
             return f"{self.milestone.display()} (all day; ends {tz.render(self.instant, self.zone)})"
+        if self.superseded:
+            base = self.milestone.display() if self.milestone.is_all_day else tz.render(self.instant, self.zone)
+            return f"{base} (the freeze; the granted extension is superseded by it)"
         shown = tz.render(self.instant, self.zone)
         if not self.grant_recorded:
             shown += " (extension granted, deadline not recorded)"
@@ -64,13 +94,63 @@ def _own(milestone: Milestone, deadline: dt.datetime, keps: list[int]) -> Deadli
     )
 
 
+def hard_stops(release_ids: Iterable[int]) -> dict[int, dt.datetime]:
+    """Each release's hard stop (``releasecal.selectors.release_hard_stop``) in one query."""
+    ids = set(release_ids)
+    if not ids:
+        return {}
+    stops: dict[int, dt.datetime] = {}
+    releases = Release.objects.filter(pk__in=ids).values_list("pk", "hard_stop")
+    explicit = {pk: stop for pk, stop in releases if stop is not None}
+    rcs = (
+        Milestone.objects.filter(release__in=ids, kind__slug="rc", cancelled=False)
+        .exclude(release__in=list(explicit))
+        .select_related("release")
+        .order_by("release_id", "at", "on_date")
+    )
+    for rc in rcs:
+        stops.setdefault(rc.release_id, rc.starts)
+    stops.update(explicit)
+    return stops
+
+
+def granted_deadline(
+    *, milestone: Milestone, own: dt.datetime, request: ExceptionRequest, hard_stop: dt.datetime | None, keps: list[int]
+) -> Deadline:
+    """The effective deadline under an approved request: the later of the milestone's
+    own deadline and the grant (superseded when the freeze is at or past the grant)."""
+    decision = request.decision
+    if decision.granted_until is None:
+        return Deadline(
+            milestone=milestone, instant=own, zone=milestone.zone, source="exception", original=own,
+            exception_id=request.pk, keps=keps, grant_recorded=False,
+        )  # fmt: skip
+    granted, zone = decision.granted_until, decision.granted_zone
+    superseded = own >= granted
+    return Deadline(
+        milestone=milestone,
+        instant=own if superseded else granted,
+        zone=milestone.zone if superseded else zone,
+        source="exception",
+        original=own,
+        exception_id=request.pk,
+        keps=keps,
+        granted=granted,
+        granted_zone=zone,
+        superseded=superseded,
+        hard_stop=hard_stop if hard_stop is not None and not superseded and granted > hard_stop else None,
+    )
+
+
 def effective_deadlines(
     *, milestones: Iterable[Milestone], enhancements: Iterable[Enhancement]
 ) -> dict[tuple[int, int], Deadline]:
-    """Effective deadline of every (enhancement, milestone) pair, in one query.
+    """Effective deadline of every (enhancement, milestone) pair, in one query (two
+    when there are grants: the releases' hard stops).
 
-    The granted_until of an approved exception for that milestone, else the
-    milestone's own deadline (also for an approval whose deadline was not recorded,
+    The later of the milestone's own deadline and the granted_until of an approved
+    exception for that milestone (``superseded`` when the freeze is at or past the
+    grant; an approval whose deadline was not recorded gives the milestone's own,
     marked ``grant_recorded=False``). Keys are ``(enhancement_id, milestone_id)``.
     """
     milestones = list(milestones)
@@ -83,36 +163,57 @@ def effective_deadlines(
             enhancement__in=[e.pk for e in enhancements],
         ).select_related("decision")
     }
+    stops = hard_stops({m.release_id for m in milestones}) if granted else {}
     # Each milestone's own deadline once, not once per KEP (a SIG has hundreds).
     own = [(milestone, milestone.deadline) for milestone in milestones]
     result = {}
     for enhancement in enhancements:
         for milestone, deadline in own:
             req = granted.get((enhancement.pk, milestone.pk))
-            if req is not None and req.decision.granted_until is None:
-                result[(enhancement.pk, milestone.pk)] = Deadline(
-                    milestone=milestone,
-                    instant=deadline,
-                    zone=milestone.zone,
-                    source="exception",
-                    original=deadline,
-                    exception_id=req.pk,
+            if req is not None:
+                result[(enhancement.pk, milestone.pk)] = granted_deadline(
+                    milestone=milestone, own=deadline, request=req, hard_stop=stops.get(milestone.release_id),
                     keps=[enhancement.number],
-                    grant_recorded=False,
-                )
-            elif req is not None:
-                result[(enhancement.pk, milestone.pk)] = Deadline(
-                    milestone=milestone,
-                    instant=req.decision.granted_until,
-                    zone=req.decision.granted_zone,
-                    source="exception",
-                    original=deadline,
-                    exception_id=req.pk,
-                    keps=[enhancement.number],
-                )
+                )  # fmt: skip
             else:
                 result[(enhancement.pk, milestone.pk)] = _own(milestone, deadline, [enhancement.number])
     return result
+
+
+def grant_conflicts(*, milestone: Milestone, previous: Milestone | None = None) -> list[Deadline]:
+    """Approved grants this milestone now overrides: grants on it that its deadline
+    reached or passed (superseded), and, for an rc milestone, grants of its release
+    that run past the hard stop. Oldest request first.
+
+    With ``previous`` (the row before an edit), only conflicts that this edit caused."""
+    requests = (
+        ExceptionRequest.objects.filter(state=ExceptionRequest.State.APPROVED, decision__granted_until__isnull=False)
+        .select_related("decision", "enhancement", "milestone", "milestone__release", "milestone__kind")
+        .order_by("pk")
+    )
+    if milestone.kind.slug == "rc":
+        requests = requests.filter(release_id=milestone.release_id)
+    else:
+        requests = requests.filter(milestone=milestone)
+    stops = hard_stops([milestone.release_id])
+    found = []
+    for request in requests:
+        deadline = granted_deadline(
+            milestone=request.milestone, own=request.milestone.deadline, request=request,
+            hard_stop=stops.get(request.milestone.release_id), keps=[request.enhancement.number],
+        )  # fmt: skip
+        if not deadline.warning or (previous is not None and _held_before(deadline, previous)):
+            continue
+        found.append(deadline)
+    return found
+
+
+def _held_before(deadline: Deadline, previous: Milestone) -> bool:
+    granted = deadline.granted
+    if deadline.superseded:
+        return previous.pk == deadline.milestone.pk and previous.deadline >= granted
+    before = deadline.milestone.release.hard_stop or (previous.starts if previous.kind.slug == "rc" else None)
+    return before is not None and granted > before
 
 
 def effective_deadline(*, enhancement: Enhancement, milestone: Milestone) -> Deadline:

@@ -20,7 +20,7 @@ from releasecal import tz
 from releasecal.errors import DomainError
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
 from releasecal.selectors import release_hard_stop
-from releasecal.services import milestone_cancel, milestone_delete, milestone_save
+from releasecal.services import milestone_cancel, milestone_delete, milestone_save, milestone_warnings
 
 WALL_TIME_HELP = (
     "Wall time in the zone given, 'YYYY-MM-DD HH:MM'. A time the clocks skip or repeat is refused; "
@@ -126,10 +126,20 @@ def _milestone_when(milestone: Milestone) -> str:
     return f"{text} — CANCELLED" if milestone.cancelled else text
 
 
+def _warn(request, milestone: Milestone) -> None:
+    """Say what the saved milestone overrides (a grant superseded by a moved freeze,
+    a grant past a moved rc.0)."""
+    if milestone.cancelled:
+        return
+    for warning in milestone_warnings(milestone):
+        messages.warning(request, f"{milestone.title}: {warning}")
+
+
 def _save_milestones(request, formset) -> None:
     """Inline milestone rows go through the services; "delete" cancels unless superuser."""
     for milestone in formset.save(commit=False):
         milestone_save(milestone=milestone, actor=request.user)
+        _warn(request, milestone)
     for milestone in formset.deleted_objects:
         if request.user.is_superuser:
             milestone_delete(milestone=milestone, actor=request.user)
@@ -335,6 +345,7 @@ class MilestoneAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         milestone_save(milestone=obj, actor=request.user)
+        _warn(request, obj)
 
     def has_delete_permission(self, request, obj=None):
         # A removed milestone must stay in feeds as CANCELLED: only superusers really delete.

@@ -17,6 +17,16 @@ from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone
 # Hooks other apps register to hear that a deadline moved or was cancelled (the
 # reminder ledger reschedules its pending rows). Called inside the transaction.
 milestone_changed_hooks: list[Callable[[Milestone], None]] = []
+# Hooks told of an edit with the row as it was and as it is (called inside the
+# transaction, after milestone_changed_hooks): Slack warns of grants a move overrode.
+milestone_moved_hooks: list[Callable[[Milestone, Milestone], None]] = []
+# Hooks that return warnings about a milestone as it now stands (the admin shows them):
+# the exceptions app says which granted extensions the milestone overrides.
+milestone_warning_hooks: list[Callable[[Milestone], list[str]]] = []
+
+
+def milestone_warnings(milestone: Milestone) -> list[str]:
+    return [warning for hook in milestone_warning_hooks for warning in hook(milestone)]
 
 
 def _json_safe(value: Any) -> Any:
@@ -112,6 +122,8 @@ def milestone_save(*, milestone: Milestone, actor=None, actor_label: str = "") -
     audit_record(action=action, obj=milestone, actor=actor, actor_label=actor_label, before=before, after=after)
     for hook in milestone_changed_hooks:
         hook(milestone)
+    for moved in milestone_moved_hooks:
+        moved(old, milestone)
     return milestone
 
 

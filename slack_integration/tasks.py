@@ -34,3 +34,11 @@ def slack_update_exception_messages(self, request_id: int) -> None:
         if exc.permanent:
             raise
         raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
+
+
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
+def slack_post_grant_conflicts(self, milestone_id: int, request_ids: list[int]) -> None:
+    try:
+        services.slack_post_grant_conflicts(milestone_id=milestone_id, request_ids=request_ids)
+    except services.SlackTransientError as exc:
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
