@@ -47,7 +47,8 @@ node_modules/.installed: package.json package-lock.json
 # The whole suite. Uses PostgreSQL when DATABASE_URL is set, SQLite otherwise.
 CHROMIUM ?= /usr/bin/chromium
 DOVECOT ?= /usr/sbin/dovecot
-test: install node_modules/.installed $(CHROMIUM) $(DOVECOT)
+LIBICAL ?= /usr/share/doc/gir1.2-ical-3.0
+test: install node_modules/.installed $(CHROMIUM) $(DOVECOT) $(LIBICAL)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
@@ -58,6 +59,13 @@ test: install node_modules/.installed $(CHROMIUM) $(DOVECOT)
 $(CHROMIUM):
 	command -v apt-get >/dev/null 2>&1 && (apt-get update && apt-get install -y chromium) \
 		|| { echo "Chromium missing: install Debian's chromium package"; test "$$CI" != true; }
+
+# libical validates every feed (tests/feeds/test_ical_span.py, through the system
+# python3 and GObject introspection: libical is not on PyPI). Debian's gir1.2-ical-3.0
+# and python3-gi; without them that test skips locally and fails in CI.
+$(LIBICAL):
+	command -v apt-get >/dev/null 2>&1 && (apt-get update && apt-get install -y -o DPkg::Lock::Timeout=300 gir1.2-ical-3.0 python3-gi) \
+		|| { echo "libical missing: install Debian's gir1.2-ical-3.0 and python3-gi packages"; test "$$CI" != true; }
 
 # A real IMAP server for the intake mailbox tests (tests/intake/): Debian's dovecot-imapd.
 # The tests start their own server in a temporary directory on a free port and never use

@@ -172,12 +172,16 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
     state = request.state
     decision = getattr(request, "decision", None) if state in ("approved", "rejected") else None
     unrecorded = state == "approved" and decision is not None and decision.granted_until is None
+    superseded = False
     if unrecorded:  # granted, deadline not recorded (exceptions.yaml): the freeze's own is the known bound
         instant, zone = milestone.deadline, milestone.zone
     elif state == "approved" and decision is not None:
-        if deadline is not None and deadline.is_extension:
-            instant, zone = deadline.instant, deadline.zone
-        else:  # the row changed between two reads; the decision is the truth
+        # The later of the freeze and the grant (deadline from effective_deadlines).
+        if deadline is not None and deadline.exception_id == request.pk:
+            instant, zone, superseded = deadline.instant, deadline.zone, deadline.superseded
+        elif milestone.deadline >= decision.granted_until:  # no deadline given: same rule
+            instant, zone, superseded = milestone.deadline, milestone.zone, True
+        else:
             instant, zone = decision.granted_until, decision.granted_zone
     else:
         instant, zone = default_granted_until(request), release.zone
@@ -186,7 +190,9 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
     label = f"KEP-{kep.number}"
     status = {"approved": "CONFIRMED", "pending": "TENTATIVE"}.get(state, "CANCELLED")
     headline = {
-        "approved": f"{milestone.title} extended for {label}",
+        "approved": f"{milestone.title} extension for {label} superseded by the freeze"
+        if superseded
+        else f"{milestone.title} extended for {label}",
         "pending": f"{milestone.title} extension requested for {label} (pending)",
         "rejected": f"{milestone.title} extension for {label} (rejected)",
         "withdrawn": f"{milestone.title} extension for {label} (withdrawn)",
@@ -199,8 +205,16 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
             "Extension granted, deadline not recorded (read from sig-release's exceptions.yaml); "
             f"shown at the {milestone.title} deadline: " + tz.render(instant, zone)
         )
+    elif superseded:
+        lines.append(
+            f"Superseded by the freeze: the {milestone.title} deadline moved to {tz.render(instant, zone)}, "
+            f"not earlier than the granted {tz.render(decision.granted_until, decision.granted_zone)}; "
+            "the freeze's own deadline applies."
+        )
     elif state == "approved":
         lines.append("Extended deadline: " + tz.render(instant, zone))
+        if deadline is not None and deadline.exception_id == request.pk and deadline.hard_stop is not None:
+            lines.append("Warning: " + deadline.warning)
     elif state == "pending":
         lines.append(
             f"Requested: {request.days} more day{'s' if request.days != 1 else ''}; "
@@ -302,7 +316,8 @@ def calendar_bytes(*, name: str, description: str, events: Iterable[CalendarEven
     cal.add("prodid", PRODID)
     cal.add("version", "2.0")
     cal.add("calscale", "GREGORIAN")
-    cal.add("method", "PUBLISH")
+    # No METHOD: a published calendar is not an iTIP message (RFC 5545 §3.7.2), and
+    # METHOD:PUBLISH without ORGANIZER fails libical's iTIP restrictions.
     cal.add("x-wr-calname", name)
     cal.add("name", name)
     cal.add("x-wr-caldesc", description)

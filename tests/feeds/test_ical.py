@@ -111,7 +111,6 @@ def test_the_calendar_carries_the_publishing_properties(release):
     for line in (
         "VERSION:2.0",
         "CALSCALE:GREGORIAN",
-        "METHOD:PUBLISH",
         "X-WR-CALNAME:Kubernetes v1.31 (releasecal)",
         "REFRESH-INTERVAL;VALUE=DURATION:PT1H",
         "X-PUBLISHED-TTL:PT1H",
@@ -120,6 +119,7 @@ def test_the_calendar_carries_the_publishing_properties(release):
     assert text.startswith("BEGIN:VCALENDAR\r\n")
     assert text.endswith("END:VCALENDAR\r\n")
     assert "PRODID:" in text
+    assert "\r\nMETHOD:" not in text  # a published calendar, not an iTIP message
 
 
 def test_lines_are_crlf_and_folded_at_75_octets(release):

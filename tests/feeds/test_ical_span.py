@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 
 import icalendar
@@ -265,3 +266,45 @@ def test_the_instants_on_either_side_of_rule_changes_are_the_right_ones(decade):
     assert by_title[("1.14", "Summer-time freeze")] == "2019-01-15T20:00:00Z"
     assert by_title[("1.14", "Code Freeze")] == "2019-11-10T21:00:00Z"
     assert by_title[("1.14", "Docs Freeze")] == "2020-01-15T21:00:00Z"
+
+
+LIBICAL_CHECK = ROOT / "tests" / "support" / "libical_check.py"
+
+
+def system_python_with_libical() -> str:
+    """The system python3 that can import libical through GObject introspection."""
+    python = shutil.which("python3", path="/usr/bin:/bin") or ""
+    probe = "import gi; gi.require_version('ICalGLib', '3.0'); from gi.repository import ICalGLib"
+    if python and subprocess.run([python, "-c", probe], capture_output=True, timeout=60).returncode == 0:
+        return python
+    if os.environ.get("CI") == "true":
+        pytest.fail("libical is required in CI (make test installs gir1.2-ical-3.0 and python3-gi)")
+    pytest.skip("libical (gir1.2-ical-3.0 + python3-gi) is not installed")
+    return ""
+
+
+def test_libical_finds_no_error_in_any_feed(decade, tmp_path):
+    python = system_python_with_libical()
+    files = {}
+    for index, (path, body) in enumerate(decade["bodies"].items()):
+        file = tmp_path / f"feed-{index}.ics"
+        file.write_bytes(body)
+        files[str(file)] = path
+    result = subprocess.run([python, str(LIBICAL_CHECK), *files], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    found = {files[file]: errors for file, errors in json.loads(result.stdout).items()}
+    assert set(found) == set(decade["bodies"])
+    assert {path: errors for path, errors in found.items() if errors} == {}
+
+
+def test_the_libical_check_does_report_errors(tmp_path):
+    python = system_python_with_libical()
+    bad = tmp_path / "bad.ics"
+    bad.write_bytes(
+        b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nMETHOD:PUBLISH\r\nBEGIN:VEVENT\r\nUID:a\r\n"
+        b"DTSTAMP:20240101T000000Z\r\nDTSTART:2024XX\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    result = subprocess.run([python, str(LIBICAL_CHECK), str(bad)], capture_output=True, text=True, timeout=60)
+    errors = json.loads(result.stdout)[str(bad)]
+    assert any("ORGANIZER" in error for error in errors)  # METHOD:PUBLISH without an organizer
+    assert any("DTSTART" in error for error in errors)
