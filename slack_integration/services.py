@@ -67,7 +67,7 @@ def slack_post_grant_conflicts(*, milestone_id: int, request_ids: list[int]) -> 
     """Post to the release-team channel the grants that a milestone edit overrode.
 
     Re-checks on the committed data: a conflict resolved since the edit is not posted."""
-    client, channel = slack_client(), settings.SLACK_RELEASE_TEAM_CHANNEL
+    client, channel = bot_client(), settings.SLACK_RELEASE_TEAM_CHANNEL
     if client is None or not channel:
         logger.info("Slack not configured (SLACK_BOT_TOKEN / SLACK_RELEASE_TEAM_CHANNEL); not posting.")
         return False
@@ -79,7 +79,7 @@ def slack_post_grant_conflicts(*, milestone_id: int, request_ids: list[int]) -> 
     if not conflicts:
         return False
     text, content = grant_conflict_message(milestone, conflicts)
-    _call(client.chat_postMessage, channel=channel, text=text, blocks=content)
+    client.post_message(channel=channel, text=text, blocks=content)
     return True
 
 

@@ -40,5 +40,7 @@ def slack_update_exception_messages(self, request_id: int) -> None:
 def slack_post_grant_conflicts(self, milestone_id: int, request_ids: list[int]) -> None:
     try:
         services.slack_post_grant_conflicts(milestone_id=milestone_id, request_ids=request_ids)
-    except services.SlackTransientError as exc:
+    except TransportError as exc:
+        if exc.permanent:
+            raise
         raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc

@@ -28,7 +28,7 @@ VIEWERS = [None, "Asia/Kolkata", "AoE"]
 
 REQUEST_KEYS = [
     "id", "state", "release", "kep", "milestone", "requester", "days", "warnings", "current", "signoffs",
-    "decision", "submitted_at", "submitted_at_local", "submitted_at_viewer", "effective_deadline",
+    "decision", "effective_warning", "submitted_at", "submitted_at_local", "submitted_at_viewer", "effective_deadline",
     "effective_deadline_local", "effective_deadline_viewer", "default_granted_until",
     "default_granted_until_local", "default_granted_until_viewer",
 ]  # fmt: skip
@@ -96,7 +96,7 @@ def test_a_list_row_is_the_detail_without_its_history(requests_in_every_shape, v
         detail = get(f"/api/v1/exceptions/{row['id']}/", viewer)
         assert list(row) == keys(REQUEST_KEYS, viewer)
         with_history = keys(REQUEST_KEYS, viewer)
-        with_history.insert(with_history.index("decision") + 1, "revisions")
+        with_history.insert(with_history.index("effective_warning") + 1, "revisions")
         assert list(detail) == with_history
         assert row == {key: value for key, value in detail.items() if key != "revisions"}
         assert detail["current"] == detail["revisions"][0]
