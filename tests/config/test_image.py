@@ -19,7 +19,8 @@ cached per machine). Then, inside the image, as the image's own user, with
 Needs root, buildah and debootstrap (``make image-test`` installs them with apt), and
 DATABASE_URL=postgres://... and REDIS_URL=redis://...; skips locally without them, fails
 under CI=true. Marked ``image``: plain ``pytest`` and ``make test`` deselect it; run it
-with ``make image-test``. About 3 minutes with a cached base, 2 more for a cold one.
+with ``make image-test``. 3 to 4 minutes with the cached base; 6 to 10 with no cache
+(measured on an idle and on a loaded 2-CPU machine).
 Figures (image size, build time, gunicorn's start to its first 200) are printed.
 """
 
