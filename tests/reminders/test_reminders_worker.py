@@ -1,11 +1,14 @@
 """System tests: real Celery workers on Redis, a fake Slack on 127.0.0.1 counting what
-arrives, PostgreSQL shared between this process and the workers."""
+arrives, PostgreSQL shared between this process and the workers.
+
+Each test has its own Celery queue (this process publishes to it, its workers consume
+only it), so a worker never takes another test's or another run's messages, and its
+clock starts once its workers answer a ping."""
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
 
 import pytest
 from celery import Celery
@@ -16,7 +19,15 @@ from reminders.models import Delivery
 from reminders.tasks import delivery_send_task
 from tests.support.fake_slack import FakeSlack
 from tests.support.pg import require_postgres
-from tests.support.reminder_workers import ThrowawayRedis, Worker, due_deliveries, purge_broker, queue_name, wait_for
+from tests.support.reminder_workers import (
+    ThrowawayRedis,
+    Worker,
+    due_deliveries,
+    own_queue,
+    purge_broker,
+    queue_name,
+    wait_for,
+)
 from tests.support.reminders_helpers import channel, code_freeze_of, future_release, hour_from_now, redis_url_or_skip
 
 pytestmark = [
@@ -30,12 +41,17 @@ State = Delivery.State
 
 
 @pytest.fixture
-def broker():
+def celery_queue():
+    with own_queue("worker") as queue:
+        yield queue
+
+
+@pytest.fixture
+def broker(celery_queue):
     require_postgres()
     url = redis_url_or_skip("CELERY_BROKER_URL")
-    purge_broker(url)
     yield url
-    purge_broker(url)
+    purge_broker(url, celery_queue)
 
 
 @pytest.fixture
@@ -52,13 +68,13 @@ def webhook(kinds, fake_slack):
 
 
 @pytest.fixture
-def workers(tmp_path):
+def workers(tmp_path, celery_queue):
     started: list[Worker] = []
 
     def start(**kwargs) -> Worker:
-        worker = Worker(log_dir=tmp_path, **kwargs)
+        worker = Worker(log_dir=tmp_path, queue=celery_queue, **kwargs)
         started.append(worker)
-        return worker
+        return worker.wait_ready()
 
     yield start
     for worker in started:
@@ -99,37 +115,38 @@ def test_duplicate_beats_and_redelivered_tasks_still_send_each_reminder_once(bro
     for delivery_id in ids:  # and every message delivered a second time
         delivery_send_task.delay(delivery_id)
     assert wait_for(lambda: _all_sent(ids), timeout=60), worker.output()
-    # Let the duplicate messages drain too, then count what Slack got.
-    assert wait_for(lambda: fake_slack.stats()["requests"] >= len(ids), timeout=10)
+    # Let the duplicate messages drain too (queue empty, nothing running or reserved,
+    # twice in a row), then count what Slack got.
+    assert wait_for(lambda: worker.idle() and worker.idle(), timeout=60), worker.output()
     close_old_connections()
-    time.sleep(2)
     assert fake_slack.received == dict.fromkeys(ids, 1)
     assert set(Delivery.objects.filter(pk__in=ids).values_list("attempts", flat=True)) == {1}
 
 
 def test_a_worker_killed_with_sigkill_mid_send_loses_nothing(broker, webhook, fake_slack, workers, settings):
-    """Kill -9 while Slack holds a request open. The rows it had claimed stay in
-    ``sending`` until the lease expires, then the sweep queues them again. Duplicates:
-    at most one per send in flight at the kill (Slack received it, the worker died
-    before recording it), so at most the worker's concurrency."""
+    """Kill -9 while Slack holds both of its requests open. The rows it had claimed stay
+    in ``sending`` until the lease expires, then the sweep queues them again. Duplicates:
+    exactly one per send in flight at the kill (Slack received it, the worker died
+    before recording it), so exactly the worker's concurrency."""
     settings.REMINDERS_LEASE_SECONDS = 6
     settings.REMINDERS_REQUEUE_SECONDS = 3
     env = {"REMINDERS_LEASE_SECONDS": "6", "REMINDERS_REQUEUE_SECONDS": "3"}
     milestone, hook = webhook
     ids = due_deliveries(milestone=milestone, channel=hook, count=20)
-    fake_slack.delay = 0.7
     first = workers(broker=broker, name="doomed", concurrency=2, env=env)
+    fake_slack.hold()  # both pool processes end up waiting for Slack's answer
     services.deliveries_sweep()
-    assert wait_for(lambda: fake_slack.stats()["messages"] >= 4, timeout=60), first.output()
+    assert wait_for(lambda: fake_slack.held == 2, timeout=60), first.output()
     first.kill()
+    fake_slack.release()
     in_flight = Delivery.objects.filter(pk__in=ids, state=State.SENDING).count()
-    assert 1 <= in_flight <= 2
-    fake_slack.delay = 0.05
+    assert in_flight == 2
+    assert fake_slack.stats()["messages"] == 2
     workers(broker=broker, name="survivor", concurrency=2, env=env)
     assert wait_for(lambda: _all_sent(ids), timeout=90, interval=1.0, tick=services.deliveries_sweep)
     stats = fake_slack.stats()
     assert set(fake_slack.received) == set(ids), "lost none"
-    assert stats["duplicates"] <= in_flight, stats
+    assert stats["duplicates"] == in_flight, stats
     reclaimed = Delivery.objects.filter(pk__in=ids, attempts=2)
     assert reclaimed.count() == in_flight
 
@@ -176,8 +193,7 @@ def test_redis_restarted_during_a_burst_still_delivers_every_reminder(webhook, f
 
         sweep()
         assert wait_for(lambda: fake_slack.stats()["messages"] >= 15, timeout=60), started[-1].output()
-        own.stop()  # everything queued and unacknowledged in Redis is gone
-        time.sleep(1.5)
+        own.stop()  # everything queued and unacknowledged in Redis is gone (stop() waits for the exit)
         sweep()  # a beat while Redis is down: nothing can be queued, nothing is lost
         own.start()
         assert wait_for(lambda: _all_sent(ids), timeout=90, interval=1.0, tick=supervise_and_sweep), (
@@ -195,7 +211,7 @@ def test_redis_restarted_during_a_burst_still_delivers_every_reminder(webhook, f
 def test_the_sweep_task_runs_in_the_worker(broker, webhook, fake_slack, workers):
     milestone, hook = webhook
     ids = due_deliveries(milestone=milestone, channel=hook, count=5)
-    workers(broker=broker, name="beat", concurrency=1)
+    workers(broker=broker, name="beat", concurrency=1)  # answering a ping: the clock starts now
     from reminders.tasks import deliveries_sweep_task
 
     deliveries_sweep_task.delay()  # what beat sends every minute

@@ -16,8 +16,9 @@ JSON or form-encoded (``blocks``/``attachments`` given as JSON strings are decod
 
 Failures: scripted ones with ``FakeSlack.fail_next(n, status, retry_after)`` or
 ``POST /_script {"status": 500, "count": 3, "retry_after": 1}``; a persistent Web API
-error with ``fake.fail_with = "channel_not_found"``; ``delay`` slows every answer (to
-kill a worker mid-send).
+error with ``fake.fail_with = "channel_not_found"``; ``delay`` slows every answer;
+``hold()`` keeps senders waiting (``held`` counts them) until ``release()``, to kill a
+worker mid-send with a known number of sends in flight.
 
 Every POST is recorded as a ``SlackCall`` in ``fake.calls`` (unless ``keep_payloads`` is
 off, as in the bench); see ``methods()``, ``matching()`` and ``summary()``. Each
@@ -100,6 +101,9 @@ class FakeSlack:
         self.fail_with: str | None = None  # every Web API call answers {"ok": false, "error": fail_with}
         self.ts = ts  # the ts answered when the request names none (default: a generated one)
         self.delay = delay
+        self.gate = threading.Event()  # cleared by hold(): accepted messages wait unanswered
+        self.gate.set()
+        self.held = 0  # messages received and waiting at the closed gate
         self.quiet = quiet
         self.keep_payloads = True
         self.server = ThreadingHTTPServer((host, port), self._handler())
@@ -139,6 +143,15 @@ class FakeSlack:
     def fail_next(self, count: int, status: int = 500, retry_after: float | None = None, error: str = "") -> None:
         with self.lock:
             self.script.extend([(status, retry_after, error)] * count)
+
+    def hold(self) -> None:
+        """From now on, record each message and then keep its sender waiting for the
+        answer (up to two minutes) until ``release()``: a test sees in ``held`` how many
+        sends are in flight, e.g. to kill a worker with exactly that many open."""
+        self.gate.clear()
+
+    def release(self) -> None:
+        self.gate.set()
 
     def stats(self) -> dict:
         with self.lock:
@@ -247,6 +260,12 @@ class FakeSlack:
                         self._reply_json(call, {"ok": False, "error": error})
                         return
                 self._record(call)
+                if not fake.gate.is_set():
+                    with fake.lock:
+                        fake.held += 1
+                    fake.gate.wait(timeout=120)
+                    with fake.lock:
+                        fake.held -= 1
                 if fake.delay:
                     time.sleep(fake.delay)
                 if is_api:

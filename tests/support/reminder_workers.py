@@ -7,6 +7,7 @@ or container dies. It talks to the same database as the caller.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import signal
@@ -14,11 +15,13 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 import redis
-from django.conf import settings
+from celery import Celery
 from django.db import connection
 
 from releasecal import tz
@@ -37,14 +40,53 @@ def database_url() -> str:
 
 
 def queue_name() -> str:
-    return getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", "celery")
+    """The queue this process publishes tasks to (a test's own, inside ``own_queue()``)."""
+    from config.celery import app
+
+    return app.conf.task_default_queue
 
 
-def purge_broker(url: str) -> None:
-    """Empty our Celery queue's keys on this broker database (and nothing else)."""
+@contextlib.contextmanager
+def own_queue(prefix: str = "test") -> Iterator[str]:
+    """A Celery queue no other test or run uses: this process publishes to it for the
+    duration (Celery's ``task_default_queue``), and a ``Worker(queue=...)`` consumes it."""
+    from config.celery import app
+
+    name = f"releasecal-{prefix}-{uuid.uuid4().hex[:12]}"
+    saved = app.conf.task_default_queue
+    app.conf.task_default_queue = name
+    try:
+        yield name
+    finally:
+        app.conf.task_default_queue = saved
+
+
+def queue_keys(client: redis.Redis, queue: str) -> list[bytes]:
+    """The broker keys of one queue: its lists (kombu adds a suffix per priority) and its
+    exchange's bindings (the exchange is named after the queue). kombu's ``unacked``,
+    ``unacked_index`` and ``unacked_mutex`` are shared by every consumer of the
+    database, so they are never ours to delete."""
+    keys = list(client.scan_iter(match=f"{queue}*", count=1000))
+    for binding in (f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}"):
+        keys += list(client.scan_iter(match=binding, count=1000))
+    return keys
+
+
+def purge_broker(url: str, queue: str) -> None:
+    """Delete one queue (ours) from this broker database, and nothing else."""
     client = redis.Redis.from_url(url)
     try:
-        client.delete(queue_name(), "unacked", "unacked_index", "unacked_mutex")
+        keys = queue_keys(client, queue)
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+def queue_length(url: str, queue: str) -> int:
+    client = redis.Redis.from_url(url)
+    try:
+        return sum(client.llen(key) for key in queue_keys(client, queue) if client.type(key) == b"list")
     finally:
         client.close()
 
@@ -58,13 +100,21 @@ class Worker:
         concurrency: int = 2,
         env: dict | None = None,
         log_dir: Path,
+        queue: str | None = None,
         include: tuple[str, ...] = (),
     ):
+        self.broker = broker
+        self.queue = queue or queue_name()
+        self.hostname = f"{name}@{socket.gethostname()}"  # what --hostname NAME@%h expands to
+        # Remote control (ping, inspect) through an app of its own on this broker: the
+        # project's app publishes broadcasts through its own broker's producer pool.
+        self.control_app = Celery(f"control-{name}", broker=broker, set_as_current=False)
         self.log_path = log_dir / f"worker-{name}.log"
         full_env = {
             **os.environ,
             "DATABASE_URL": database_url(),
             "CELERY_BROKER_URL": broker,
+            "CELERY_QUEUE": self.queue,
             "CONN_MAX_AGE": "0",
             "LOG_LEVEL": "WARNING",
             **(env or {}),
@@ -83,6 +133,33 @@ class Worker:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
+
+    def ping(self) -> bool:
+        """Whether the worker answers a remote-control ping (it does once it consumes)."""
+        with self.control_app.connection_for_write(self.broker) as conn:
+            return bool(self.control_app.control.ping(destination=[self.hostname], timeout=1.0, connection=conn))
+
+    def wait_ready(self, timeout: float = 120) -> Worker:
+        """Block until the worker answers a ping, so a test's clock starts with a worker
+        consuming its queue (starting one takes seconds alone, far more on a loaded machine)."""
+        deadline = time.monotonic() + timeout
+        while not self.ping():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"worker {self.hostname} exited {self.proc.returncode}:\n{self.output()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"worker {self.hostname} not ready after {timeout:.0f}s:\n{self.output()}")
+        return self
+
+    def idle(self) -> bool:
+        """No task running or reserved in this worker and nothing left in its queue."""
+        if queue_length(self.broker, self.queue):
+            return False
+        with self.control_app.connection_for_write(self.broker) as conn:
+            inspect = self.control_app.control.inspect(destination=[self.hostname], timeout=1.0, connection=conn)
+            active, reserved = inspect.active(), inspect.reserved()
+        if not active or not reserved:  # no answer (yet)
+            return False
+        return not active.get(self.hostname) and not reserved.get(self.hostname)
 
     def kill(self) -> None:
         """SIGKILL the whole worker (main process and its pool children)."""
@@ -112,32 +189,50 @@ def free_port() -> int:
 
 
 class ThrowawayRedis:
-    """A redis-server of our own (no persistence), so it can be restarted freely."""
+    """A redis-server of our own (no persistence), so it can be restarted freely.
+
+    redis-server cannot listen on port 0 and report it, so a free port is picked and, if
+    another process took it before redis-server bound it (redis-server then exits), the
+    first start tries other ports; a restart keeps its port (the workers' broker URL)."""
 
     def __init__(self, log_dir: Path):
         self.port = free_port()
         self.log_dir = log_dir
         self.proc: subprocess.Popen | None = None
+        self.started_once = False
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> ThrowawayRedis:
+        for _attempt in range(1 if self.started_once else 5):
+            if self._start_on(self.port):
+                self.started_once = True
+                return self
+            if not self.started_once:
+                self.port = free_port()
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def _start_on(self, port: int) -> bool:
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=self.log_dir,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.poll() is None:
             try:
-                redis.Redis(port=self.port, socket_connect_timeout=0.2).ping()
-                return self
+                # Ours, not another server that holds the port (ours then exits).
+                info = redis.Redis(port=port, socket_connect_timeout=0.2).info("server")
+                if info["process_id"] == self.proc.pid:
+                    return True
+                break
             except redis.ConnectionError:
                 time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
+        self.stop()
+        return False
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
