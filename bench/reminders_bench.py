@@ -6,13 +6,18 @@ a fake Slack on 127.0.0.1; against 10,000 no-op tasks on the same broker, same r
 
 It works in its own database (``<name>_bench``, created and migrated here, dropped at the
 end) and only empties the Celery queue keys of the broker database it is given. Prints
-the time of each phase, their ratio, duplicates (must be 0) and lost (must be 0).
+the time of each phase, their ratio, duplicates (must be 0) and lost (must be 0), and
+the minute sweep's own time: the sweep that marks all rows queued (and queues them),
+one with nothing to do (median of 20), and one that reclaims every row from a lost
+worker and marks it queued again (without queuing).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -132,6 +137,7 @@ def main() -> int:
         # Phase 2: the real thing. One sweep (what beat runs each minute) queues them all.
         started = time.perf_counter()
         result = services.deliveries_sweep()
+        sweep_seconds = time.perf_counter() - started
         queued = len(result.queued)
         deadline = time.monotonic() + 900
         mine = Delivery.objects.filter(milestone=milestone)
@@ -147,6 +153,17 @@ def main() -> int:
         received = set(fake.received)
         lost = len(set(ids) - received)
         sent_rows = mine.filter(state=Delivery.State.SENT).count()
+        idle = []
+        for _ in range(20):
+            begun = time.perf_counter()
+            services.deliveries_sweep()
+            idle.append(time.perf_counter() - begun)
+        # Every row as if its worker died mid-send: the sweep reclaims and re-marks them all.
+        mine.update(state=Delivery.State.SENDING, claimed_at=tz.utc_now() - dt.timedelta(hours=1), attempts=1)
+        begun = time.perf_counter()
+        reclaim = services.deliveries_sweep(enqueue=lambda delivery_id: None)
+        reclaim_seconds = time.perf_counter() - begun
+
         print()
         print(f"deliveries           {len(ids)} (queued by one sweep: {queued})")
         where = f"{urlparse(broker).scheme} db {urlparse(broker).path.lstrip('/') or 0}"
@@ -157,6 +174,12 @@ def main() -> int:
         print(f"received by Slack    {stats['messages']} messages, {stats['distinct']} distinct")
         print(f"duplicates           {stats['duplicates']}  (must be 0)")
         print(f"lost                 {lost}  (must be 0; ledger rows sent: {sent_rows})")
+        print(f"sweep, {queued} due      {sweep_seconds * 1000:8.1f} ms (mark queued + queue the tasks)")
+        print(f"sweep, nothing due   {statistics.median(idle) * 1000:8.1f} ms (median of {len(idle)})")
+        print(
+            f"sweep, {reclaim.reclaimed} reclaimed {reclaim_seconds * 1000:8.1f} ms "
+            f"(back to pending and marked queued again: {len(reclaim.queued)})"
+        )
         return 0 if stats["duplicates"] == 0 and lost == 0 else 1
     finally:
         for worker in workers:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from celery import current_app
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, Q
+from django.db import IntegrityError, transaction
+from django.db.models import Case, Exists, F, Q, Value, When
 
 from exceptions.models import ExceptionRequest
 from releasecal import tz
@@ -445,73 +445,52 @@ def deliveries_sweep(
 
 
 def _reclaim_and_miss(*, now: dt.datetime) -> tuple[int, int]:
-    """Steps 1 and 2 of the sweep in one statement (it runs every minute).
+    """Steps 1 and 2 of the sweep, each one conditional UPDATE (it runs every minute).
 
     A row in ``sending`` past its lease goes back to ``pending`` (``failed`` when its
     attempts are used up); a never-attempted ``pending`` row past the grace period
-    becomes ``missed``. SET expressions read the row as it was, so ``state`` on the
-    right-hand side is the old state. Returns (reclaimed, missed).
+    becomes ``missed``. Each UPDATE re-checks the state it changes, so a row a worker
+    has just finished is left alone. Returns (reclaimed, missed).
     """
-    adapt = connection.ops.adapt_datetimefield_value
-    lease_cutoff = now - dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
-    grace_cutoff = now - _grace()
-    most = settings.REMINDERS_MAX_ATTEMPTS
-    table = connection.ops.quote_name(Delivery._meta.db_table)
-    sql = (
-        f"UPDATE {table} SET"  # noqa: S608 (table name from the model, values bound)
-        " state = CASE WHEN state = %s THEN (CASE WHEN attempts >= %s THEN %s ELSE %s END) ELSE %s END,"
-        " last_error = CASE WHEN state = %s THEN (CASE WHEN attempts >= %s THEN %s ELSE %s END) ELSE last_error END,"
-        " reason = CASE WHEN state = %s THEN reason ELSE %s END,"
-        " next_attempt_at = CASE WHEN state = %s THEN NULL ELSE next_attempt_at END,"
-        " queued_at = CASE WHEN state = %s THEN NULL ELSE queued_at END,"
-        " updated_at = %s"
-        " WHERE (state = %s AND claimed_at < %s)"
-        " OR (state = %s AND attempts = 0 AND send_late = %s AND due_at < %s)"
-        " RETURNING state"
+    used_up = Q(attempts__gte=settings.REMINDERS_MAX_ATTEMPTS)
+    gave_up = f"Gave up: the sending worker was lost {settings.REMINDERS_MAX_ATTEMPTS} times"
+    lost = "Lease expired while sending (worker lost?); reclaimed. It may have been sent once already."
+    reclaimed = Delivery.objects.filter(
+        state=State.SENDING, claimed_at__lt=now - dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
+    ).update(
+        state=Case(When(used_up, then=Value(State.FAILED)), default=Value(State.PENDING)),
+        last_error=Case(When(used_up, then=Value(gave_up)), default=Value(lost)),
+        next_attempt_at=None,
+        queued_at=None,
+        updated_at=now,
     )
-    gave_up = f"Gave up: the sending worker was lost {most} times"
-    reclaimed = "Lease expired while sending (worker lost?); reclaimed. It may have been sent once already."
-    sending, pending = State.SENDING, State.PENDING
-    params = [
-        sending, most, State.FAILED, pending, State.MISSED,
-        sending, most, gave_up, reclaimed,
-        sending, _missed_reason_generic(),
-        sending,
-        sending,
-        adapt(now),
-        sending, adapt(lease_cutoff),
-        pending, False, adapt(grace_cutoff),
-    ]  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        states = [row[0] for row in cursor.fetchall()]
-    missed = states.count(State.MISSED)
-    return len(states) - missed, missed
+    missed = Delivery.objects.filter(
+        state=State.PENDING, attempts=0, send_late=False, due_at__lt=now - _grace()
+    ).update(state=State.MISSED, reason=_missed_reason_generic(), updated_at=now)
+    return reclaimed, missed
 
 
 def _mark_due_queued(*, now: dt.datetime, limit: int | None) -> list[int]:
-    """Mark due rows queued and return their ids, in one statement.
+    """Mark due rows queued and return their ids.
 
-    Rows queued less than REMINDERS_REQUEUE_SECONDS ago are left alone; on PostgreSQL
-    rows another sweep is marking right now are skipped (SKIP LOCKED), so two sweeps
-    at once split the work instead of both queuing it.
+    Rows queued less than REMINDERS_REQUEUE_SECONDS ago are left alone; rows another
+    sweep is marking right now are skipped (``select_for_update(skip_locked=True)``,
+    held until this transaction commits), so two sweeps at once split the work instead
+    of both queuing it.
     """
-    adapt = connection.ops.adapt_datetimefield_value
     cutoff = now - dt.timedelta(seconds=settings.REMINDERS_REQUEUE_SECONDS)
-    table = connection.ops.quote_name(Delivery._meta.db_table)
-    lock = " FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
-    bounded = " LIMIT %s" if limit else ""
-    sql = (
-        f"UPDATE {table} SET queued_at = %s WHERE id IN ("  # noqa: S608 (table name from the model, values bound)
-        f"SELECT id FROM {table} WHERE state = %s AND due_at <= %s"
-        " AND (next_attempt_at IS NULL OR next_attempt_at <= %s)"
-        " AND (queued_at IS NULL OR queued_at < %s)"
-        f" ORDER BY due_at, id{bounded}{lock}) RETURNING id"
+    due = (
+        Delivery.objects.select_for_update(skip_locked=True)
+        .filter(state=State.PENDING, due_at__lte=now)
+        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=cutoff))
+        .order_by("due_at", "id")
     )
-    params = [adapt(now), State.PENDING, adapt(now), adapt(now), adapt(cutoff)] + ([limit] if limit else [])
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return sorted(row[0] for row in cursor.fetchall())
+    with transaction.atomic():
+        ids = sorted(due[:limit].values_list("id", flat=True) if limit else due.values_list("id", flat=True))
+        if ids:
+            Delivery.objects.filter(pk__in=ids).update(queued_at=now)
+    return ids
 
 
 def _missed_reason_generic() -> str:
