@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -82,3 +83,17 @@ def test_django_404_logging_of_a_personal_feed_is_redacted(client, caplog, db):
                                ("/calendar/u/zzzSECRETzzz.ics",), None)  # fmt: skip
     handler.filters[0].filter(record)
     assert "zzzSECRETzzz" not in record.getMessage()
+
+
+def test_a_personal_feed_404_is_logged_without_its_token(client, db):
+    """django.request logs the 404 through the console handler; the token never shows."""
+    handler = logging.getLogger("django").handlers[0]
+    written = io.StringIO()
+    previous = handler.setStream(written)
+    try:
+        response = client.get("/calendar/u/zzzSECRETzzz.ics")
+    finally:
+        handler.setStream(previous)
+    assert response.status_code == 404
+    assert "Not Found: /calendar/u/[redacted]" in written.getvalue()
+    assert "zzzSECRETzzz" not in written.getvalue()
