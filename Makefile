@@ -30,13 +30,15 @@ demo: migrate
 # it stops with the server.
 run: export DEBUG ?= 1
 # With Debian's dovecot installed, a local IMAP mailbox holding one exception request is
-# started too and the worker's beat polls it (docs/intake.md): the request appears in the
-# admin within seconds. Without dovecot, README says how to try it.
+# started too (in a temporary directory under /tmp: dovecot's processes run as another
+# user and must reach it) and the worker's beat polls it (docs/intake.md): the request
+# appears in the admin within seconds. Without dovecot, README says how to try it.
 run: demo
-	@$(PY) manage.py intake_demo_mailbox --dir var/dovecot > var/intake-demo.env || : > var/intake-demo.env; \
+	@mailbox=$$(mktemp -d /tmp/releasecal-dovecot-XXXXXX); \
+	$(PY) manage.py intake_demo_mailbox --dir $$mailbox > var/intake-demo.env || : > var/intake-demo.env; \
 	set -a; . ./var/intake-demo.env; set +a; \
 	$(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO & worker=$$!; \
-	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null; $(PY) manage.py intake_demo_mailbox --stop --dir var/dovecot' EXIT INT TERM; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null; $(PY) manage.py intake_demo_mailbox --stop --dir $$mailbox; rm -rf $$mailbox' EXIT INT TERM; \
 	$(PY) manage.py runserver 127.0.0.1:8000
 
 # ical.js (the parser inside Thunderbird) reads our feeds in the tests; pinned in package-lock.json.

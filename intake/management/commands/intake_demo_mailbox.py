@@ -1,4 +1,4 @@
-"""``manage.py intake_demo_mailbox --dir var/dovecot``: the ``make run`` demo of the intake.
+"""``manage.py intake_demo_mailbox --dir DIR``: the ``make run`` demo of the intake.
 
 Starts a local dovecot (Debian's dovecot-imapd) on 127.0.0.1 with one mailbox, puts one
 exception request in it over IMAP (for a KEP of the demo and a freeze whose request
@@ -70,7 +70,12 @@ class Command(BaseCommand):
     help = "Start a local dovecot with one exception request in it (the make run demo); --stop stops it."
 
     def add_arguments(self, parser):
-        parser.add_argument("--dir", default="var/dovecot", help="Where dovecot keeps its config, mail and pid.")
+        parser.add_argument(
+            "--dir",
+            required=True,
+            help="Where dovecot keeps its config, mail and pid: a directory other users can reach (under /tmp), "
+            "since dovecot's processes run as another user.",
+        )
         parser.add_argument("--stop", action="store_true", help="Stop the demo's dovecot.")
 
     def handle(self, *args, **options):
