@@ -66,7 +66,14 @@ class LocalTimeSerializer(serializers.Serializer):
     datetime = serializers.CharField(help_text="ISO 8601 with the zone's UTC offset")
     timezone = serializers.CharField(help_text="IANA name, or AoE")
     abbreviation = serializers.CharField(help_text="In force at that instant: PDT in July, PST in December")
-    display = serializers.CharField(help_text="19:00 PDT Friday 26 July 2024 (02:00 UTC Saturday 27 July 2024)")
+    display = serializers.CharField(
+        help_text="19:00 PDT Friday 26 July 2024 (02:00 UTC Saturday 27 July 2024); a deadline at the first "
+        "instant of a day is the end of the day before: end of Thursday 10 December 2026 AoE (12:00 UTC "
+        "Friday 11 December 2026)"
+    )
+    deadline_day = serializers.DateField(
+        required=False, help_text="Deadlines only: the date the deadline closes on, in this zone (ISO)"
+    )
 
 
 @extend_schema_field({"type": "string", "format": "date-time", "nullable": True, "example": "2024-07-27T02:00:00Z"})
@@ -82,9 +89,9 @@ class UtcInstantField(serializers.Field):
 
 
 @functools.lru_cache(maxsize=4096)
-def _local_time(instant: dt.datetime, zone: str) -> tuple[tuple[str, str], ...]:
+def _local_time(instant: dt.datetime, zone: str, deadline: bool) -> tuple[tuple[str, str], ...]:
     # A list repeats the same freeze and zone on every row; render each pair once.
-    return tuple(tz.local_time(instant, zone).as_dict().items())
+    return tuple(tz.local_time(instant, zone, deadline=deadline).as_dict().items())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -97,10 +104,11 @@ class LocalTimeField(serializers.Field):
     """The instant at ``instant`` seen in the zone at ``zone`` (a path on the object), or
     in the viewer's zone from the serializer context when ``viewer=True``."""
 
-    def __init__(self, *, instant: str, zone: str = "", viewer: bool = False, **kwargs):
+    def __init__(self, *, instant: str, zone: str = "", viewer: bool = False, deadline: bool = False, **kwargs):
         self.instant_path = instant
         self.zone_path = zone
         self.viewer = viewer
+        self.deadline = deadline
         kwargs.setdefault("source", "*")
         super().__init__(**kwargs)
 
@@ -109,7 +117,7 @@ class LocalTimeField(serializers.Field):
         zone = self.context.get("viewer_zone") if self.viewer else _resolve(obj, self.zone_path)
         if instant is None or not zone:
             return None
-        return dict(_local_time(instant, zone))
+        return dict(_local_time(instant, zone, self.deadline))
 
 
 class TimeAwareOutputSerializer(serializers.Serializer):
@@ -117,18 +125,27 @@ class TimeAwareOutputSerializer(serializers.Serializer):
 
     ``instant_fields = {"deadline": ("deadline", "zone")}`` adds ``deadline``,
     ``deadline_local`` and ``deadline_viewer``; both paths are dotted attribute paths
-    on the serialized object.
+    on the serialized object. Names in ``deadline_fields`` are deadlines: their
+    ``display`` is worded as people say it and they carry ``deadline_day``.
     """
 
     instant_fields: dict[str, tuple[str, str]] = {}
+    deadline_fields: frozenset[str] = frozenset()
 
     def get_fields(self):
         fields = super().get_fields()
         for name, (instant, zone) in self.instant_fields.items():
+            deadline = name in self.deadline_fields
             fields[name] = UtcInstantField(instant=instant, help_text="UTC, ISO 8601, Z")
-            fields[f"{name}_local"] = LocalTimeField(instant=instant, zone=zone, help_text="In its native zone")
+            fields[f"{name}_local"] = LocalTimeField(
+                instant=instant, zone=zone, deadline=deadline, help_text="In its native zone"
+            )
             fields[f"{name}_viewer"] = LocalTimeField(
-                instant=instant, viewer=True, required=False, help_text="In the zone given by ?tz= (only then)"
+                instant=instant,
+                viewer=True,
+                deadline=deadline,
+                required=False,
+                help_text="In the zone given by ?tz= (only then)",
             )
         return fields
 

@@ -164,7 +164,7 @@ class ApproveForm(forms.Form):
 
     @property
     def default_display(self) -> str:
-        return tz.render(self.default, self.release_zone)
+        return tz.render_deadline(self.default, self.release_zone)
 
     def clean(self):
         cleaned = super().clean()
@@ -211,7 +211,7 @@ def _granted_shown(decision: Decision | None) -> str:
         return ""
     if decision.granted_until is None:
         return UNRECORDED_GRANT
-    return tz.render(decision.granted_until, decision.granted_zone)
+    return tz.render_deadline(decision.granted_until, decision.granted_zone)
 
 
 @admin.register(ExceptionRequest)
@@ -450,7 +450,7 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
                 if isinstance(exc, NotAllowed | Conflict):
                     return HttpResponseRedirect(self._change_url(obj))
             else:
-                shown = tz.render(decision.granted_until, decision.granted_zone)
+                shown = tz.render_deadline(decision.granted_until, decision.granted_zone)
                 self.message_user(request, f"Approved {obj}: granted until {shown}.", messages.SUCCESS)
                 return HttpResponseRedirect(self._change_url(obj))
         return self._render(
@@ -596,7 +596,7 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
                 except DomainError as exc:
                     self.message_user(request, f"{obj}: {exc.message}", messages.ERROR)
                 else:
-                    shown = tz.render(decision.granted_until, decision.granted_zone)
+                    shown = tz.render_deadline(decision.granted_until, decision.granted_zone)
                     self.message_user(request, f"Approved {obj}: granted until {shown}.", messages.SUCCESS)
             return None
         return self._action_page(

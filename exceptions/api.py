@@ -162,6 +162,7 @@ class DecisionOutputSerializer(TimeAwareOutputSerializer):
         "decided_at": ("decided_at", "request.release.zone"),
         "granted_until": ("granted_until", "granted_zone"),
     }
+    deadline_fields = frozenset({"granted_until"})
 
     outcome = serializers.CharField()
     decided_by = serializers.CharField(source="decided_by.username", allow_null=True, default=None)
@@ -177,6 +178,7 @@ class KepRefSerializer(serializers.Serializer):
 
 class MilestoneRefSerializer(TimeAwareOutputSerializer):
     instant_fields = {"deadline": ("deadline", "zone")}
+    deadline_fields = frozenset({"deadline"})
 
     id = serializers.IntegerField()
     kind = serializers.CharField(source="kind.slug")
@@ -190,6 +192,7 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
         "effective_deadline": ("effective_deadline", "effective_zone"),
         "default_granted_until": ("default_granted_until", "release.zone"),
     }
+    deadline_fields = frozenset({"effective_deadline", "default_granted_until"})
 
     id = serializers.IntegerField()
     state = serializers.ChoiceField(choices=ExceptionRequest.State.choices)
@@ -557,6 +560,7 @@ class ExceptionParseApi(APIView):
 
 class ExceptionSummarySerializer(TimeAwareOutputSerializer):
     instant_fields = {"granted_until": ("decision.granted_until", "decision.granted_zone")}
+    deadline_fields = frozenset({"granted_until"})
 
     id = serializers.IntegerField()
     release = serializers.CharField(source="release.slug")
@@ -595,6 +599,7 @@ def _enhancement_get(number, queryset=None) -> Enhancement:
 
 class DeadlineOutputSerializer(TimeAwareOutputSerializer):
     instant_fields = {"deadline": ("instant", "zone"), "original_deadline": ("original", "milestone.zone")}
+    deadline_fields = frozenset({"deadline", "original_deadline"})
 
     milestone_id = serializers.IntegerField(source="milestone.pk")
     release = serializers.CharField(source="milestone.release.slug")

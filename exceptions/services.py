@@ -212,7 +212,7 @@ def exception_request_submit(
     closes = request_window_closes(milestone)
     if submitted_at > closes:
         raise PolicyViolation(
-            f"The request window for {milestone.title} closed at {tz.render(closes, release.zone)} "
+            f"The request window for {milestone.title} closed at {tz.render_deadline(closes, release.zone)} "
             f"({release.exception_window_days} days after the freeze); this request was sent at "
             f"{tz.render(submitted_at, release.zone)}.",
             extra={"window_closed_at": tz.isoformat_utc(closes), "submitted_at": tz.isoformat_utc(submitted_at)},
@@ -369,22 +369,23 @@ def _check_decider(request: ExceptionRequest, actor) -> None:
 def _check_grant(request: ExceptionRequest, granted_until: dt.datetime) -> None:
     freeze = request.milestone.deadline
     zone = request.release.zone
+    shown_grant, shown_freeze = tz.render_deadline(granted_until, zone), tz.render_deadline(freeze, zone)
     if request.days == 0:
         if granted_until < freeze:
             raise PolicyViolation(
-                f"granted_until ({tz.render(granted_until, zone)}) is before the freeze ({tz.render(freeze, zone)}).",
+                f"granted_until ({shown_grant}) is before the freeze ({shown_freeze}).",
                 extra={"granted_until": tz.isoformat_utc(granted_until), "freeze": tz.isoformat_utc(freeze)},
             )
     elif granted_until <= freeze:
         raise PolicyViolation(
-            f"granted_until ({tz.render(granted_until, zone)}) must be after the freeze ({tz.render(freeze, zone)}).",
+            f"granted_until ({shown_grant}) must be after the freeze ({shown_freeze}).",
             extra={"granted_until": tz.isoformat_utc(granted_until), "freeze": tz.isoformat_utc(freeze)},
         )
     hard_stop = release_hard_stop(request.release)
     if hard_stop is not None and granted_until > hard_stop:
         raise PolicyViolation(
-            f"granted_until ({tz.render(granted_until, zone)}) is after the release's hard stop "
-            f"({tz.render(hard_stop, zone)}, the rc.0 cut).",
+            f"granted_until ({shown_grant}) is after the release's hard stop "
+            f"({tz.render_deadline(hard_stop, zone)}, the rc.0 cut).",
             extra={"granted_until": tz.isoformat_utc(granted_until), "hard_stop": tz.isoformat_utc(hard_stop)},
         )
 

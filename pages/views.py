@@ -62,13 +62,16 @@ class When:
     all_day: bool = False
 
 
-def when_instant(instant: dt.datetime, zone: str, viewer: str | None) -> When:
+def when_instant(instant: dt.datetime, zone: str, viewer: str | None, *, deadline: bool = False) -> When:
+    """``deadline``: worded as people say deadlines (``tz.render_deadline_in_zone``: a
+    day's first instant is the end of the day before); other instants keep their clock."""
+    shown = tz.render_deadline_in_zone if deadline else tz.render_in_zone
     return When(
         iso=tz.isoformat_utc(instant),
-        native=tz.render_in_zone(instant, zone),
+        native=shown(instant, zone),
         utc=tz.render_in_zone(instant, "UTC"),
-        aoe=tz.render_in_zone(instant, tz.AOE),
-        viewer=tz.render_in_zone(instant, viewer) if viewer else "",
+        aoe=shown(instant, tz.AOE),
+        viewer=shown(instant, viewer) if viewer else "",
     )
 
 
@@ -80,7 +83,7 @@ def when_date(day: dt.date) -> When:
 
 def milestone_whens(milestone: Milestone, viewer: str | None) -> tuple[When, When | None]:
     if milestone.at is not None:
-        start = when_instant(milestone.at, milestone.zone, viewer)
+        start = when_instant(milestone.at, milestone.zone, viewer, deadline=True)
         end = when_instant(milestone.ends_at, milestone.zone, viewer) if milestone.ends_at else None
         return start, end
     return when_date(milestone.on_date), (when_date(milestone.ends_on) if milestone.ends_on else None)
@@ -366,13 +369,13 @@ def _request_rows(requests, viewer: str | None) -> list[dict]:
         decision = getattr(req, "decision", None)
         granted = None
         if decision is not None and decision.granted_until:
-            granted = when_instant(decision.granted_until, decision.granted_zone, viewer)
+            granted = when_instant(decision.granted_until, decision.granted_zone, viewer, deadline=True)
         rows.append(
             {
                 "request": req,
                 "icon": STATE_ICONS.get(req.state, ""),
                 "submitted": when_instant(req.submitted_at, req.release.zone, viewer),
-                "freeze": when_instant(req.milestone.deadline, req.milestone.zone, viewer),
+                "freeze": when_instant(req.milestone.deadline, req.milestone.zone, viewer, deadline=True),
                 "decision": decision,
                 "decided": when_instant(decision.decided_at, req.release.zone, viewer) if decision else None,
                 "granted": granted,
@@ -467,7 +470,7 @@ def kep_detail(request: HttpRequest, number: int) -> HttpResponse:
         if milestone.at is None and not deadline.is_extension:
             effective = when_date(milestone.on_date)
         else:
-            effective = when_instant(deadline.instant, deadline.zone, zone.zone)
+            effective = when_instant(deadline.instant, deadline.zone, zone.zone, deadline=True)
         by_release[milestone.release_id].append(
             {
                 "milestone": milestone,

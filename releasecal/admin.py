@@ -254,7 +254,7 @@ class ReleaseAdmin(admin.ModelAdmin):
         if stop is None:
             return "None: no hard stop set and no rc milestone yet."
         source = "set above" if obj.hard_stop else "the first rc milestone"
-        return f"{tz.render(stop, obj.zone)} ({source})"
+        return f"{tz.render_deadline(stop, obj.zone)} ({source})"
 
     def save_formset(self, request, form, formset, change):
         if formset.model is Milestone:

@@ -52,6 +52,7 @@ class MilestoneOutputSerializer(TimeAwareOutputSerializer):
         "ends_at": ("ends_at", "zone"),
         "deadline": ("deadline", "zone"),
     }
+    deadline_fields = frozenset({"deadline"})
 
     id = serializers.IntegerField()
     release = serializers.CharField(source="release.slug")
@@ -133,6 +134,7 @@ class ReleaseMilestoneListApi(MilestoneListApi):
 
 class ReleaseOutputSerializer(TimeAwareOutputSerializer):
     instant_fields = {"hard_stop": ("hard_stop", "zone")}
+    deadline_fields = frozenset({"hard_stop"})
 
     slug = serializers.CharField()
     name = serializers.CharField()

@@ -174,7 +174,7 @@ class Milestone(models.Model):
 
     def display(self) -> str:
         if self.at is not None:
-            text = tz.render(self.at, self.zone)
+            text = tz.render_deadline(self.at, self.zone)
             if self.ends_at:
                 text += " → " + tz.render(self.ends_at, self.zone)
             return text

@@ -435,11 +435,54 @@ def render_date(day: dt.date) -> str:
 
 
 def render_with_aoe(instant: dt.datetime, zone: str) -> str:
-    """Native, UTC and AoE, the three a deadline message shows."""
-    parts = [render(instant, zone)]
+    """Native, UTC and AoE, the three a deadline message shows (deadline wording)."""
+    parts = [render_deadline(instant, zone)]
     if normalize_zone_name(zone) != AOE:
-        parts.append(render_in_zone(instant, AOE))
+        parts.append(render_deadline_in_zone(instant, AOE))
     return " / ".join(parts)
+
+
+# ------------------------------------------------------------- deadline wording
+# People say "Thursday 10 December 2026 (AoE)" for the end of Thursday anywhere on
+# Earth, the instant Friday 00:00 AoE. A deadline at the first instant of a local day
+# (00:00, or the transition where midnight is skipped, as in America/Santiago) is
+# written as the end of the day before: the day ``deadline_day`` names. Other instants,
+# and every instant that is not a deadline (a submission, a window start), keep their
+# clock time.
+
+
+def is_day_start(instant: dt.datetime, zone: str) -> bool:
+    """Is ``instant`` the first instant of its local day in ``zone``? (Never for a stored
+    value outside the plausible range: those are shown plainly.)"""
+    if not EARLIEST <= to_utc(instant) < LATEST:
+        return False
+    try:
+        return to_utc(instant) == start_of_day(local_date(instant, zone), normalize_zone_name(zone))
+    except OverflowError:
+        return False
+
+
+def render_deadline_in_zone(instant: dt.datetime, zone: str) -> str:
+    """``end of Thursday 10 December 2026 AoE`` at a day's first instant, else
+    ``render_in_zone``'s ``19:00 PDT Friday 26 July 2024``."""
+    if not is_day_start(instant, zone):
+        return render_in_zone(instant, zone)
+    _, label, _ = _seen_in(instant, zone)
+    return f"end of {_day(deadline_day(instant, zone))} {label}"
+
+
+def render_deadline(instant: dt.datetime, zone: str) -> str:
+    """A deadline as people say it, with UTC beside it:
+    ``end of Thursday 10 December 2026 AoE (12:00 UTC Friday 11 December 2026)``, or
+    ``19:00 PDT Friday 26 July 2024 (02:00 UTC Saturday 27 July 2024)``.
+
+    The UTC part says the instant with its clock time (the same instant, in words that
+    cannot be misread), unless the zone is UTC itself."""
+    _, _, shown_zone = _seen_in(instant, zone)
+    native = render_deadline_in_zone(instant, shown_zone)
+    if shown_zone == "UTC":
+        return native
+    return f"{native} ({render_in_zone(instant, 'UTC')})"
 
 
 @dataclass(frozen=True)
@@ -450,23 +493,30 @@ class LocalTime:
     timezone: str
     abbreviation: str
     display: str
+    deadline_day: str | None = None  # ISO date a deadline closes on; only for deadlines
 
     def as_dict(self) -> dict[str, str]:
-        return {
+        shown = {
             "datetime": self.datetime,
             "timezone": self.timezone,
             "abbreviation": self.abbreviation,
             "display": self.display,
         }
+        if self.deadline_day is not None:
+            shown["deadline_day"] = self.deadline_day
+        return shown
 
 
-def local_time(instant: dt.datetime, zone: str) -> LocalTime:
+def local_time(instant: dt.datetime, zone: str, *, deadline: bool = False) -> LocalTime:
+    """``instant`` seen in ``zone``; a ``deadline`` is worded as people say it
+    (``render_deadline``) and carries the day it closes on."""
     local, label, shown_zone = _seen_in(instant, zone)
     return LocalTime(
         datetime=local.isoformat(),
         timezone=shown_zone,
         abbreviation=label,
-        display=render(instant, shown_zone),
+        display=render_deadline(instant, shown_zone) if deadline else render(instant, shown_zone),
+        deadline_day=deadline_day(instant, shown_zone).isoformat() if deadline else None,
     )
 
 

@@ -68,7 +68,7 @@ def message_for_delivery(delivery, *, now: dt.datetime | None = None) -> Message
             deadline_sentence=deadline_sentence("Extended deadline", delivery.deadline_at, delivery.deadline_zone),
             lines=(
                 f"{kep.title} (SIG {kep.owning_sig}) was granted until then, instead of the freeze "
-                f"at {tz.render(milestone.deadline, milestone.zone)}. Merge before it ends.",
+                f"at {tz.render_deadline(milestone.deadline, milestone.zone)}. Merge before it ends.",
             ),
             link=kep.issue_url,
             link_label=f"KEP-{kep.number}",

@@ -24,13 +24,13 @@ def decision_sentence(request: ExceptionRequest) -> str:
             return f":white_check_mark: *Approved* by {who}: extension {UNRECORDED_GRANT}."
         return (
             f":white_check_mark: *Approved* by {who}. KEP-{request.enhancement.number} may land until "
-            f"{tz.render(decision.granted_until, decision.granted_zone)}."
+            f"{tz.render_deadline(decision.granted_until, decision.granted_zone)}."
         )
     if request.state == ExceptionRequest.State.REJECTED and decision is not None:
         who = escape(decision.decided_by.get_username()) if decision.decided_by else "the release team"
         return (
             f":x: *Rejected* by {who}. The {escape(request.milestone.title)} deadline stays "
-            f"{tz.render(request.milestone.deadline, request.milestone.zone)}."
+            f"{tz.render_deadline(request.milestone.deadline, request.milestone.zone)}."
         )
     if request.state == ExceptionRequest.State.WITHDRAWN:
         return ":leftwards_arrow_with_hook: *Withdrawn* by the requester."
@@ -42,7 +42,7 @@ def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
     milestone = request.milestone
     revision = request.current
     lines = [
-        f"*Milestone:* {escape(milestone.title)}, {tz.render(milestone.deadline, milestone.zone)}",
+        f"*Milestone:* {escape(milestone.title)}, {tz.render_deadline(milestone.deadline, milestone.zone)}",
         f"*Days requested:* {days_label(request.days)}"
         + (f" (until {escape(revision.until_text)})" if revision is not None and revision.until_text else ""),
         f"*Requested by:* {escape(request.requester_label)} on {tz.render(request.submitted_at, request.release.zone)}",
@@ -54,7 +54,7 @@ def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
         blocks.append(context(f":warning: {escape(warning)}"))
     if request.state == ExceptionRequest.State.PENDING:
         grant = default_granted_until(request)
-        blocks.append(context(f"Approving grants until {tz.render(grant, request.release.zone)}."))
+        blocks.append(context(f"Approving grants until {tz.render_deadline(grant, request.release.zone)}."))
         blocks.append(
             {
                 "type": "actions",

@@ -43,10 +43,12 @@ def reply(text: str, blocks: list[dict] | None = None) -> dict:
     return {"response_type": "ephemeral", "text": clip(text), "blocks": (blocks or [section(text)])[:MAX_BLOCKS]}
 
 
-def _when(instant, zone: str, viewer: str | None) -> str:
-    text = tz.render(instant, zone)
+def _when(instant, zone: str, viewer: str | None, *, deadline: bool = True) -> str:
+    """A deadline (worded as people say it) or, with ``deadline=False``, another instant."""
+    text = escape(tz.render_deadline(instant, zone) if deadline else tz.render(instant, zone))
     if viewer and tz.normalize_zone_name(viewer) not in {tz.normalize_zone_name(zone), "UTC"}:
-        text += f"\n      _your time: {escape(tz.render_in_zone(instant, viewer))}_"
+        mine = tz.render_deadline_in_zone(instant, viewer) if deadline else tz.render_in_zone(instant, viewer)
+        text += f"\n      _your time: {escape(mine)}_"
     return text
 
 
@@ -193,7 +195,7 @@ def cmd_exceptions(args: list[str], identity: SlackIdentity | None) -> dict:
     lines = [
         f"#{r.pk} KEP-{r.enhancement.number} {escape(r.enhancement.title)}: {escape(r.milestone.title)} "
         f"({escape(r.release.slug)}), {r.days} days, by {escape(r.requester_label)}, "
-        f"sent {_when(r.submitted_at, r.release.zone, viewer)}"
+        f"sent {_when(r.submitted_at, r.release.zone, viewer, deadline=False)}"
         for r in pending
     ]
     return reply("Pending exception requests", [header("Pending exception requests"), section("\n".join(lines))])

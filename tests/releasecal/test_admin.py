@@ -133,7 +133,7 @@ def test_the_request_page_shows_revisions_signoffs_decision_audit_and_effective_
     assert "Revisions (1)" in body
     assert "Sign-offs (0)" in body
     # 19:00 PDT Tue 23 July + 1 day -> end of Wed 24 July PDT.
-    assert "00:00 PDT Thursday 25 July 2024 (07:00 UTC Thursday 25 July 2024)" in body
+    assert "end of Wednesday 24 July 2024 PDT (07:00 UTC Thursday 25 July 2024)" in body
     assert "exception.approved" in body
     assert "exception.submit" in body
     assert "(granted extension)" in body
@@ -190,7 +190,7 @@ def test_request_list_searches_by_kep_number_and_name(su_client, pending_request
 def test_the_list_shows_submitted_in_the_release_zone_and_the_effective_deadline(su_client, approved_request):
     body = su_client.get(_url("exceptions_exceptionrequest_changelist")).content.decode()
     assert "21:00 PDT Tuesday 23 July 2024" in body  # submitted 2 hours after the freeze
-    assert "00:00 PDT Thursday 25 July 2024" in body
+    assert "end of Wednesday 24 July 2024 PDT (07:00 UTC Thursday 25 July 2024)" in body
 
 
 def test_tracking_list_filters_by_status_and_sig(su_client, pending_request, second_kep):
@@ -325,7 +325,7 @@ def test_approve_prefills_the_default_and_approving_it_grants_end_of_day(lead_cl
     body = page.content.decode()
     # Freeze 19:00 PDT Tue 23 July + 2 days -> end of Thu 25 July in Los Angeles.
     assert 'value="2024-07-26 00:00"' in body
-    assert "00:00 PDT Friday 26 July 2024 (07:00 UTC Friday 26 July 2024)" in body
+    assert "end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)" in body
     form = page.context["items"][0]["form"]
     response = lead_client.post(url, {"granted_until": form["granted_until"].value(), "zone": "", "note": "ok"})
     assert response.status_code == 302
@@ -335,7 +335,7 @@ def test_approve_prefills_the_default_and_approving_it_grants_end_of_day(lead_cl
     assert decision.decided_by == lead
     assert decision.note == "ok"
     messages = _messages(lead_client.get(response["Location"]))
-    assert any("granted until 00:00 PDT Friday 26 July 2024" in m for m in messages)
+    assert any("granted until end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)" in m for m in messages)
 
 
 def test_approve_accepts_an_explicit_time_and_zone(lead_client, pending_request):

@@ -92,9 +92,9 @@ def test_kep_shows_the_extension_and_the_decision(client, pending_request, relea
     exception_request_approve(request=pending_request, actor=release_team_member)
     text = all_text(relcal(client, "kep 2400"))
     assert "KEP-2400: Node memory swap support" in text
-    assert "*Code Freeze* (1.31): 00:00 PDT Friday 26 July 2024 (07:00 UTC Friday 26 July 2024)" in text
+    assert "*Code Freeze* (1.31): end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)" in text
     assert f"extended by exception #{pending_request.pk}" in text
-    assert "2 days: *approved* until 00:00 PDT Friday 26 July 2024" in text
+    assert "2 days: *approved* until end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)" in text
 
 
 def test_kep_accepts_the_kep_prefix_and_says_when_unknown(client, slack, kep):

@@ -48,7 +48,7 @@ def test_a_new_request_is_posted_with_approve_and_reject_buttons(posted, fake_sl
     assert {e["value"] for e in actions["elements"]} == {str(posted.pk)}
     text = json.dumps(message["blocks"])
     assert "Code Freeze, 19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024)" in text
-    assert "Approving grants until 00:00 PDT Friday 26 July 2024 (07:00 UTC Friday 26 July 2024)." in text
+    assert "Approving grants until end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)." in text
     saved = SlackDecisionMessage.objects.get(request=posted)
     assert (saved.channel, saved.ts) == ("C0RELEASE", "1721780000.000100")
 
@@ -74,7 +74,7 @@ def test_a_mapped_release_team_member_approves_and_the_message_is_updated(
     assert (update["channel"], update["ts"]) == ("C0RELEASE", "1721780000.000100")
     text = json.dumps(update["blocks"])
     assert (
-        "*Approved* by lead. KEP-2400 may land until 00:00 PDT Friday 26 July 2024 (07:00 UTC Friday 26 July 2024)."
+        "*Approved* by lead. KEP-2400 may land until end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)."
         in text
     )
     assert not any(b["type"] == "actions" for b in update["blocks"])  # no buttons left
