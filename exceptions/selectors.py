@@ -80,7 +80,9 @@ class Deadline:
             # "Monday 30 November 2026 (all day; ends 00:00 AoE Tuesday 1 December 2026 (...))"
             return f"{self.milestone.display()} (all day; ends {tz.render(self.instant, self.zone)})"
         if self.superseded:
-            base = self.milestone.display() if self.milestone.is_all_day else tz.render_deadline(self.instant, self.zone)
+            base = (
+                self.milestone.display() if self.milestone.is_all_day else tz.render_deadline(self.instant, self.zone)
+            )
             return f"{base} (the freeze; the granted extension is superseded by it)"
         shown = tz.render_deadline(self.instant, self.zone)
         if not self.grant_recorded:
