@@ -19,7 +19,6 @@ from mailbox import mbox
 from pathlib import Path
 
 import pytest
-import redis
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
@@ -33,7 +32,7 @@ from releasecal import tz
 from tests.support.imap_server import Dovecot, dovecot_or_skip
 from tests.support.paths import TEST_DATA
 from tests.support.pg import require_postgres
-from tests.support.reminder_workers import Worker, wait_for
+from tests.support.reminder_workers import Worker, purge_broker, wait_for
 from tests.support.reminders_helpers import redis_url_or_skip
 
 EXCEPTION_THREADS = TEST_DATA / "exception-threads"
@@ -372,7 +371,6 @@ def test_a_real_worker_polls_the_mailbox_on_its_own_queue(dovecot, mailbox, kind
     queue = f"intake-test-{uuid.uuid4().hex[:8]}"
     owner = User.objects.create_user("intake-owner", "owner@example.com", "pw")
     env = {
-        "CELERY_QUEUE": queue,
         "INTAKE_IMAP_HOST": mailbox.host,
         "INTAKE_IMAP_PORT": str(mailbox.port),
         "INTAKE_IMAP_USER": mailbox.user,
@@ -380,8 +378,7 @@ def test_a_real_worker_polls_the_mailbox_on_its_own_queue(dovecot, mailbox, kind
         "INTAKE_IMAP_TLS": "none",
         "INTAKE_IMAP_ENTERED_BY": owner.username,
     }
-    worker = Worker(broker=broker, name=queue, concurrency=1, env=env, log_dir=tmp_path)
-    client = redis.Redis.from_url(broker)
+    worker = Worker(broker=broker, name=queue, concurrency=1, env=env, log_dir=tmp_path, queue=queue)
     try:
         put(dovecot, mailbox, mail())
         put(dovecot, mailbox, b"garbage without headers")
@@ -399,8 +396,7 @@ def test_a_real_worker_polls_the_mailbox_on_its_own_queue(dovecot, mailbox, kind
         )
     finally:
         worker.stop()
-        client.delete(queue)
-        client.close()
+        purge_broker(broker, queue)
 
 
 def test_beat_polls_only_when_the_mailbox_is_configured():
