@@ -18,7 +18,8 @@ installs the trigger on every covered table that lacks it after each ``migrate``
 re-installs it after SQLite rebuilds a table to alter it). To cover an app whose data a
 feed starts to show, add it to ``COVERED_APPS``; to leave out a model a feed never
 shows and that is written often, add it to ``NOT_SHOWN`` (a missing exclusion only
-costs a rebuilt feed, a missing table a stale one).
+costs a rebuilt feed, a missing table a stale one). ``auth_user`` is not covered: the
+only user field a feed shows, the personal feed's username, is part of its cache key.
 
 PostgreSQL: one statement-level trigger per table (one new value per statement, however
 many rows). SQLite has only row-level triggers: one per table and event.
