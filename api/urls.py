@@ -52,6 +52,21 @@ v1 = [
     path(
         "exceptions/<int:request_id>/signoff/", exceptions_api.ExceptionSignOffApi.as_view(), name="exception-signoff"
     ),
+    path(
+        "exceptions/<int:request_id>/proposed-decisions/",
+        exceptions_api.ProposedDecisionListApi.as_view(),
+        name="exception-proposed-decisions",
+    ),
+    path(
+        "exceptions/proposed-decisions/<int:proposal_id>/confirm/",
+        exceptions_api.ProposedDecisionConfirmApi.as_view(),
+        name="proposed-decision-confirm",
+    ),
+    path(
+        "exceptions/proposed-decisions/<int:proposal_id>/dismiss/",
+        exceptions_api.ProposedDecisionDismissApi.as_view(),
+        name="proposed-decision-dismiss",
+    ),
 ]
 
 # Personal calendar feed tokens (releasecal/feeds_api.py).

@@ -20,8 +20,15 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 
-from exceptions.models import UNRECORDED_GRANT, Decision, ExceptionRequest, ExceptionRequestRevision
+from exceptions.models import (
+    UNRECORDED_GRANT,
+    Decision,
+    ExceptionRequest,
+    ExceptionRequestRevision,
+    ProposedDecision,
+)
 from exceptions.selectors import effective_deadline
 from exceptions.services import (
     DECIDE_PERMISSION,
@@ -33,6 +40,8 @@ from exceptions.services import (
     exception_request_signoff,
     exception_request_submit,
     exception_request_withdraw,
+    proposed_decision_confirm,
+    proposed_decision_dismiss,
 )
 from releasecal import tz
 from releasecal.admin import SigFilter, WallTimeField, ZoneInput, parse_wall_into
@@ -141,6 +150,7 @@ class SubmitForm(forms.ModelForm):
                 requester=cleaned.get("requester"),
                 requester_name=cleaned.get("requester_name") or "",
                 submitted_at=cleaned.get("submitted_at"),
+                entered_by=self.user,
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from exc
@@ -201,7 +211,10 @@ def _revision_rows(revisions: list[ExceptionRequestRevision], zone: str) -> list
                 old, new = getattr(previous, name), getattr(revision, name)
                 if old != new:
                     changes.append({"field": name, "old": old, "new": new})
-        rows.append({"revision": revision, "changes": changes, "at": tz.render(revision.created_at, zone)})
+        until_at = tz.render(revision.until_at, revision.until_zone or zone) if revision.until_at else ""
+        rows.append(
+            {"revision": revision, "changes": changes, "at": tz.render(revision.created_at, zone), "until_at": until_at}
+        )
         previous = revision
     return rows
 
@@ -338,7 +351,7 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
     def _detail_context(self, request, obj: ExceptionRequest) -> dict:
-        revisions = list(obj.revisions.select_related("created_by").order_by("number"))
+        revisions = list(obj.revisions.select_related("created_by", "entered_by").order_by("number"))
         decision = getattr(obj, "decision", None)
         audit = list(
             AuditLog.objects.filter(object_type=obj._meta.label_lower, object_id=str(obj.pk)).order_by("at", "id")
@@ -369,6 +382,18 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
             "effective_deadline": found.display(),
             "effective_is_extension": found.is_extension,
             "effective_warning": found.warning,
+            "proposals": [
+                {
+                    "proposal": p,
+                    "granted": tz.render(p.granted_until, p.granted_zone or obj.release.zone)
+                    if p.granted_until
+                    else "",
+                    "sent_at": tz.render(p.sent_at, obj.release.zone) if p.sent_at else "",
+                    "url": reverse("admin:exceptions_proposeddecision_change", args=[p.pk]),
+                }
+                for p in obj.proposed_decisions.order_by("-created_at")
+            ],
+            "entered_by": obj.entered_by.get_username() if obj.entered_by_id else "",
             "can_decide": pending and self.has_decide_permission(request),
             "can_amend": pending and (user.has_perm(CHANGE_PERMISSION) or obj.requester_id == user.pk),
             "can_signoff": pending and user.has_perm(SIGNOFF_PERMISSION),
@@ -632,4 +657,127 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
             submit_label="Reject",
             ids=[obj.pk for obj in pending],
             shared_form=form,
+        )
+
+
+# ------------------------------------------------------------------ proposed decisions
+
+
+@admin.register(ProposedDecision)
+class ProposedDecisionAdmin(admin.ModelAdmin):
+    """Decisions read from a thread. Nothing here changes a request by itself: "Confirm"
+    runs the same approve/reject service as the request's buttons, with the proposal's
+    outcome and deadline, as the release-team member who clicks it."""
+
+    list_display = ["id", "request_link", "outcome", "granted_shown", "state", "author_name", "warnings_count"]
+    list_filter = ["state", "outcome"]
+    list_select_related = ["request__enhancement", "request__release", "request__milestone"]
+    actions = ["confirm_selected", "dismiss_selected"]
+    fields = [
+        "request_link",
+        "outcome",
+        "state",
+        "granted_text",
+        "granted_shown",
+        "readings_shown",
+        "warnings_shown",
+        "author_name",
+        "sent_shown",
+        "source_text",
+        "entered_by",
+        "resolved_by",
+        "resolved_at",
+    ]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False  # proposals come from read threads (ingest_exception, the mailbox)
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/confirm/", wrap(self.confirm_view), name="exceptions_proposeddecision_confirm"),
+            path("<path:object_id>/dismiss/", wrap(self.dismiss_view), name="exceptions_proposeddecision_dismiss"),
+            *super().get_urls(),
+        ]
+
+    def _one(self, request, object_id, call, done: str) -> HttpResponse:
+        """The request page's one-click buttons (POST only): confirm or dismiss one proposal."""
+        proposal = self.get_object(request, object_id)
+        if proposal is None:
+            from django.http import Http404
+
+            raise Http404(f"No proposed decision {object_id!r}.")
+        if request.method != "POST":
+            return HttpResponseRedirect(reverse("admin:exceptions_proposeddecision_change", args=[proposal.pk]))
+        self._resolve(request, ProposedDecision.objects.filter(pk=proposal.pk), call, done)
+        return HttpResponseRedirect(reverse("admin:exceptions_exceptionrequest_change", args=[proposal.request_id]))
+
+    def confirm_view(self, request, object_id):
+        return self._one(
+            request, object_id, lambda p: proposed_decision_confirm(proposal=p, actor=request.user), "confirmed"
+        )
+
+    def dismiss_view(self, request, object_id):
+        return self._one(
+            request, object_id, lambda p: proposed_decision_dismiss(proposal=p, actor=request.user), "dismissed"
+        )
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Request")
+    def request_link(self, obj: ProposedDecision) -> str:
+        url = reverse("admin:exceptions_exceptionrequest_change", args=[obj.request_id])
+        return format_html('<a href="{}">{}</a>', url, str(obj.request))
+
+    @admin.display(description="Granted until (read)")
+    def granted_shown(self, obj: ProposedDecision) -> str:
+        if obj.outcome != Decision.Outcome.APPROVED:
+            return "-"
+        if obj.granted_until is None:
+            return f"not placed: {obj.granted_text!r}" if obj.granted_text else "not given (the default applies)"
+        return tz.render(obj.granted_until, obj.granted_zone or obj.request.release.zone)
+
+    @admin.display(description="Sent")
+    def sent_shown(self, obj: ProposedDecision) -> str:
+        return tz.render(obj.sent_at, obj.request.release.zone) if obj.sent_at else "-"
+
+    @admin.display(description="Warnings")
+    def warnings_count(self, obj: ProposedDecision) -> int:
+        return len(obj.warnings)
+
+    @admin.display(description="Warnings")
+    def warnings_shown(self, obj: ProposedDecision) -> str:
+        return format_html_join("", "<p>{}</p>", ((w,) for w in obj.warnings)) or "-"
+
+    @admin.display(description="Readings of the deadline")
+    def readings_shown(self, obj: ProposedDecision) -> str:
+        return format_html_join("", "<p>{} = {}</p>", ((r.get("reading"), r.get("utc")) for r in obj.readings)) or "-"
+
+    def _resolve(self, request, queryset, call, done: str) -> None:
+        if not request.user.has_perm(DECIDE_PERMISSION):
+            self.message_user(request, "Only members of the release team can decide requests.", messages.ERROR)
+            return
+        for proposal in queryset.select_related("request").order_by("id"):
+            try:
+                call(proposal)
+            except DomainError as exc:
+                self.message_user(request, f"Proposal #{proposal.pk}: {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"Proposal #{proposal.pk} {done}: {proposal.request}.", messages.SUCCESS)
+
+    @admin.action(description="Confirm the selected proposed decisions (approve or reject as read)")
+    def confirm_selected(self, request, queryset):
+        self._resolve(
+            request, queryset, lambda p: proposed_decision_confirm(proposal=p, actor=request.user), "confirmed"
+        )
+
+    @admin.action(description="Dismiss the selected proposed decisions (misread; the request stays pending)")
+    def dismiss_selected(self, request, queryset):
+        self._resolve(
+            request, queryset, lambda p: proposed_decision_dismiss(proposal=p, actor=request.user), "dismissed"
         )

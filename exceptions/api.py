@@ -29,7 +29,7 @@ from api.fields import (
     viewer_zone,
 )
 from exceptions import services
-from exceptions.models import ExceptionRequest, ExceptionRequestRevision, SignOff
+from exceptions.models import ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
 from exceptions.reader import read_thread
 from exceptions.selectors import (
     MAX_ID,
@@ -61,7 +61,7 @@ def _request_queryset():
     ).prefetch_related(
         Prefetch(
             "revisions",
-            queryset=ExceptionRequestRevision.objects.select_related("created_by")
+            queryset=ExceptionRequestRevision.objects.select_related("created_by", "entered_by")
             .defer("source_text")
             .order_by("-number"),
             to_attr="revision_rows",
@@ -77,7 +77,7 @@ def _request_list_queryset():
     holds only the newest revision (the list shows no history)."""
     newest = ExceptionRequestRevision.objects.filter(request=OuterRef("request")).order_by("-number").values("number")
     revision_fields = ["number", "days", "enhancement_name", "stage", "sig", "issue_url", "pr_urls", "until_text"]
-    revision_fields += ["until_zone", "reason", "risks_adding", "risks_cutting"]
+    revision_fields += ["until_zone", "until_at", "reason", "risks_adding", "risks_cutting"]
     return (
         ExceptionRequest.objects.select_related(
             "release",
@@ -101,8 +101,8 @@ def _request_list_queryset():
         .prefetch_related(
             Prefetch(
                 "revisions",
-                queryset=ExceptionRequestRevision.objects.select_related("created_by")
-                .only("request", "created_at", "created_by__username", *revision_fields)
+                queryset=ExceptionRequestRevision.objects.select_related("created_by", "entered_by")
+                .only("request", "created_at", "created_by__username", "entered_by__username", *revision_fields)
                 .filter(number=Subquery(newest[:1])),
                 to_attr="revision_rows",
             ),
@@ -126,10 +126,19 @@ def _can_act_for_others(user) -> bool:
 
 
 class RevisionOutputSerializer(TimeAwareOutputSerializer):
-    instant_fields = {"created_at": ("created_at", "request.release.zone")}
+    instant_fields = {
+        "created_at": ("created_at", "request.release.zone"),
+        "until_at": ("until_at", "request.release.zone"),
+    }
 
     number = serializers.IntegerField()
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    entered_by = serializers.CharField(
+        source="entered_by.username",
+        allow_null=True,
+        default=None,
+        help_text="Who entered this version (ran ingest_exception, called the API, used the admin)",
+    )
     days = serializers.IntegerField()
     enhancement_name = serializers.CharField()
     stage = serializers.CharField()
@@ -377,6 +386,7 @@ class ExceptionListCreateApi(generics.ListAPIView):
             requester=None if data.get("requester_name") else request.user,
             requester_name=data.get("requester_name", ""),
             submitted_at=submitted_at,
+            entered_by=request.user,
         )
         return _detail(request, created, status.HTTP_201_CREATED)
 
@@ -406,7 +416,10 @@ class ExceptionDetailApi(APIView):
         exception_request = _request_get(request_id)
         current = next(iter(exception_request.revision_rows), None)
         amended = services.exception_request_amend(
-            request=exception_request, fields=_fields(serializer.validated_data, current), actor=request.user
+            request=exception_request,
+            fields=_fields(serializer.validated_data, current),
+            actor=request.user,
+            entered_by=request.user,
         )
         return _detail(request, amended)
 
@@ -453,6 +466,114 @@ class ExceptionApproveApi(APIView):
             note=data.get("note", ""),
         )
         return _detail(request, exception_request)
+
+
+# ------------------------------------------------------------ proposed decisions
+
+
+class ProposedDecisionOutputSerializer(TimeAwareOutputSerializer):
+    instant_fields = {
+        "granted_until": ("granted_until", "request.release.zone"),
+        "sent_at": ("sent_at", "request.release.zone"),
+    }
+
+    id = serializers.IntegerField()
+    request = serializers.IntegerField(source="request_id")
+    outcome = serializers.CharField()
+    state = serializers.CharField(help_text="proposed, confirmed or dismissed")
+    granted_text = serializers.CharField(help_text='As the reply wrote it: "18:00 PST Friday, 21st June 2024"')
+    granted_zone = serializers.CharField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    readings = serializers.ListField(child=serializers.DictField(), help_text="Every reading of the deadline text")
+    author_name = serializers.CharField()
+    source_text = serializers.CharField(help_text="The reply's text the decision was read from")
+    entered_by = serializers.CharField(source="entered_by.username", allow_null=True, default=None)
+    resolved_by = serializers.CharField(source="resolved_by.username", allow_null=True, default=None)
+
+
+def _proposal_get(proposal_id: int) -> ProposedDecision:
+    found = (
+        ProposedDecision.objects.select_related("request__release", "entered_by", "resolved_by")
+        .filter(pk=proposal_id)
+        .first()
+        if 0 < proposal_id <= MAX_ID
+        else None
+    )
+    if found is None:
+        raise NotFound(f"No proposed decision #{proposal_id}.", extra={"id": proposal_id})
+    return found
+
+
+class ProposedDecisionListApi(APIView):
+    """The decisions read from a request's thread (release team replies), newest first.
+    A proposal changes nothing until a release-team member confirms it."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(
+        parameters=[TZ_PARAMETER],
+        responses={200: ProposedDecisionOutputSerializer(many=True)} | error_responses(400, 404),
+    )
+    def get(self, request: Request, request_id: int) -> Response:
+        exception_request = _request_get(request_id)
+        rows = exception_request.proposed_decisions.select_related(
+            "request__release", "entered_by", "resolved_by"
+        ).order_by("-created_at", "-id")
+        return Response(ProposedDecisionOutputSerializer(rows, many=True, context=serializer_context(request)).data)
+
+
+class ProposedDecisionConfirmApi(APIView):
+    """Confirm a proposed decision: approves or rejects the request through the same
+    service as /approve/ and /reject/ (release team; never your own request).
+    ``granted_until`` overrides the deadline read from the reply (required when it
+    could not be read unambiguously, e.g. "IST")."""
+
+    @extend_schema_serializer(component_name="ProposedDecisionConfirmInput")
+    class InputSerializer(NoteInputSerializer):
+        granted_until = serializers.CharField(required=False, allow_blank=True, max_length=64)
+        granted_zone = serializers.CharField(required=False, allow_blank=True, max_length=64)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
+    )
+    def post(self, request: Request, proposal_id: int) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        proposal = _proposal_get(proposal_id)
+        data = serializer.validated_data
+        zone = tz.normalize_zone_name(
+            data.get("granted_zone") or proposal.granted_zone or proposal.request.release.zone
+        )
+        granted_until = None
+        if data.get("granted_until"):
+            granted_until = parse_instant_input(data["granted_until"], zone=zone, field="granted_until")
+        services.proposed_decision_confirm(
+            proposal=proposal,
+            actor=request.user,
+            granted_until=granted_until,
+            granted_zone=zone if (granted_until or data.get("granted_zone")) else None,
+            note=data.get("note", ""),
+        )
+        return _detail(request, _request_get(proposal.request_id))
+
+
+class ProposedDecisionDismissApi(APIView):
+    """Dismiss a misread proposed decision; the request stays as it is."""
+
+    @extend_schema(
+        request=NoteInputSerializer,
+        responses={200: ProposedDecisionOutputSerializer} | error_responses(400, 401, 403, 404, 409),
+    )
+    def post(self, request: Request, proposal_id: int) -> Response:
+        serializer = NoteInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        proposal = services.proposed_decision_dismiss(
+            proposal=_proposal_get(proposal_id), actor=request.user, note=serializer.validated_data.get("note", "")
+        )
+        return Response(
+            ProposedDecisionOutputSerializer(_proposal_get(proposal.pk), context=serializer_context(request)).data
+        )
 
 
 class ExceptionRejectApi(APIView):

@@ -44,6 +44,13 @@ GROUP_PERMISSIONS = {
     ],
 }
 
+# Permissions of models added after the groups were first created: granted by their own
+# data migration (exceptions 0005), which cannot come from GROUP_PERMISSIONS because
+# migration 0002 reads that and runs before these models exist.
+LATER_GROUP_PERMISSIONS = {
+    RELEASE_TEAM: [("exceptions", "view_proposeddecision")],
+}
+
 # slug, name, allows_exceptions, is_freeze, ordering
 DEFAULT_KINDS = [
     ("release-start", "Start of release cycle", False, False, 10),

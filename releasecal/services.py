@@ -10,7 +10,7 @@ from django.db import transaction
 from django.forms.models import model_to_dict
 
 from releasecal import tz
-from releasecal.defaults import DEFAULT_KINDS, GROUP_PERMISSIONS
+from releasecal.defaults import DEFAULT_KINDS, GROUP_PERMISSIONS, LATER_GROUP_PERMISSIONS
 from releasecal.errors import ValidationFailed
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
 
@@ -186,10 +186,11 @@ def groups_ensure() -> None:
     migration; re-created here after a flush)."""
     from django.contrib.auth.models import Group, Permission
 
-    for name, perms in GROUP_PERMISSIONS.items():
-        group, _ = Group.objects.get_or_create(name=name)
-        for app_label, codename in perms:
-            group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    for table in (GROUP_PERMISSIONS, LATER_GROUP_PERMISSIONS):
+        for name, perms in table.items():
+            group, _ = Group.objects.get_or_create(name=name)
+            for app_label, codename in perms:
+                group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
 
 
 @transaction.atomic

@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 def test_schemathesis_finds_no_server_errors(live_server, pending_request, release_team_member, settings, tmp_path):
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"anon": "100000/min", "user": "100000/min"},
+        "DEFAULT_THROTTLE_RATES": {"anon": "100000/min", "user": "100000/min", "parse": "100000/min"},
     }
     token = Token.objects.create(user=release_team_member)
     cli = Path(sys.executable).with_name("schemathesis")

@@ -297,3 +297,132 @@ def test_parse_refuses_bad_input_with_a_message(db, text, status, says):
     response = APIClient().post("/api/v1/exceptions/parse/", {"text": text}, format="json")
     assert response.status_code == status
     assert says in response.json()["message"]
+
+
+# ------------------------------------------------------------ admin and API faces
+
+
+def _token_client(user) -> APIClient:
+    from rest_framework.authtoken.models import Token
+
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def test_the_api_lists_and_confirms_a_proposal(release, kep_4639, lead, requester):
+    filed = _filed(release, kep_4639, entered_by=lead)
+    listed = APIClient().get(f"/api/v1/exceptions/{filed.request.pk}/proposed-decisions/")
+    assert listed.status_code == 200
+    (row,) = listed.json()
+    assert row["outcome"] == "approved"
+    assert row["state"] == "proposed"
+    assert row["granted_until"] == "2024-06-22T01:00:00Z"
+    assert row["granted_until_local"]["display"].startswith("18:00 PDT Friday 21 June 2024")
+    assert row["entered_by"] == "kat"
+    url = f"/api/v1/exceptions/proposed-decisions/{filed.proposal.pk}/confirm/"
+    assert _token_client(requester).post(url, {}, format="json").status_code == 403
+    assert ExceptionRequest.objects.get().state == "pending"
+    confirmed = _token_client(lead).post(url, {}, format="json")
+    assert confirmed.status_code == 200, confirmed.json()
+    assert confirmed.json()["state"] == "approved"
+    assert confirmed.json()["decision"]["granted_until"] == "2024-06-22T01:00:00Z"
+    again = _token_client(lead).post(url, {}, format="json")
+    assert again.status_code == 409
+
+
+def test_the_api_needs_a_deadline_for_an_ambiguous_proposal(release, kep_4639, lead):
+    text = body("thread-approval-pst-in-june-2024.mbox").replace("18:00 PST", "18:00 CST")
+    filed = file_thread(read_thread(text))
+    url = f"/api/v1/exceptions/proposed-decisions/{filed.proposal.pk}/confirm/"
+    refused = _token_client(lead).post(url, {}, format="json")
+    assert refused.status_code == 400
+    assert "could not be read unambiguously" in refused.json()["message"]
+    chosen = {"granted_until": "2024-06-21 18:00", "granted_zone": "America/Chicago"}
+    confirmed = _token_client(lead).post(url, chosen, format="json")
+    assert confirmed.status_code == 200
+    assert confirmed.json()["decision"]["granted_until"] == "2024-06-21T23:00:00Z"
+
+
+def test_the_api_dismisses_a_proposal(release, kep_4639, lead):
+    filed = _filed(release, kep_4639)
+    response = _token_client(lead).post(
+        f"/api/v1/exceptions/proposed-decisions/{filed.proposal.pk}/dismiss/", {"note": "misread"}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["state"] == "dismissed"
+    assert ExceptionRequest.objects.get().state == "pending"
+
+
+def test_every_write_path_records_who_entered_it(release, kep, code_freeze, lead, requester, client):
+    from exceptions.services import exception_request_amend
+
+    # The API: a release-team member files for someone else.
+    lead.is_staff = True
+    lead.save()
+    response = _token_client(lead).post(
+        "/api/v1/exceptions/",
+        {"kep": 2400, "milestone": code_freeze.pk, "days": 2, "requester_name": "Jane From Email",
+         "submitted_at": "2024-07-24T05:00:00Z"},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 201, response.json()
+    request = ExceptionRequest.objects.get(pk=response.json()["id"])
+    assert (request.requester_name, request.entered_by) == ("Jane From Email", lead)
+    assert response.json()["current"]["entered_by"] == "kat"
+    # The API's amend, by the requester-side user... here the release team.
+    patched = _token_client(lead).patch(f"/api/v1/exceptions/{request.pk}/", {"days": 3}, format="json")
+    assert patched.status_code == 200
+    assert request.revisions.order_by("-number").first().entered_by == lead
+    # A service call without entered_by records the acting user.
+    exception_request_amend(request=request, fields=RequestFields(days=4), actor=lead)
+    assert request.revisions.order_by("-number").first().entered_by == lead
+
+
+def test_the_admin_shows_a_proposal_and_confirms_it_with_one_click(release, kep_4639, lead):
+    from django.test import Client
+
+    lead.is_staff = True
+    lead.save()
+    filed = _filed(release, kep_4639, entered_by=lead)
+    client = Client()
+    client.force_login(lead)
+    page = client.get(f"/admin/exceptions/exceptionrequest/{filed.request.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Decisions read from the thread (1)" in html
+    assert "18:00 PDT Friday 21 June 2024" in html
+    assert "18:00 UTC-8 = 02:00Z" in html
+    assert "Confirm (approved)" in html
+    assert "2024-06-21" in html or "Friday 21 June 2024" in html  # the until-text's instant beside the days
+    response = client.post(f"/admin/exceptions/proposeddecision/{filed.proposal.pk}/confirm/")
+    assert response.status_code == 302
+    request = ExceptionRequest.objects.get()
+    assert request.state == "approved"
+    assert request.decision.decided_by == lead
+    assert request.decision.granted_until == dt.datetime(2024, 6, 22, 1, 0, tzinfo=UTC)
+    listing = client.get("/admin/exceptions/proposeddecision/")
+    assert listing.status_code == 200
+    assert "confirmed" in listing.content.decode()
+
+
+def test_the_admin_add_page_records_the_admin_user_as_entered_by(release, kep, code_freeze, lead, requester):
+    from django.test import Client
+
+    lead.is_staff = True
+    lead.save()
+    from django.contrib.auth.models import Permission
+
+    lead.user_permissions.add(Permission.objects.get(codename="add_exceptionrequest"))
+    client = Client()
+    client.force_login(lead)
+    response = client.post(
+        "/admin/exceptions/exceptionrequest/add/",
+        {"enhancement": kep.pk, "milestone": code_freeze.pk, "requester": requester.pk,
+         "submitted_at": "2024-07-24 01:00", "days": 2},
+    )  # fmt: skip
+    assert response.status_code == 302, response.content.decode()[:2000]
+    request = ExceptionRequest.objects.get()
+    assert (request.requester, request.entered_by) == (requester, lead)
+    assert request.current.entered_by == lead
