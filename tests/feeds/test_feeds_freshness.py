@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+import redis
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.sql import emit_post_migrate_signal
@@ -24,7 +25,7 @@ from feeds.services import feed_token_create
 from releasecal import tz
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
 from releasecal.services import milestone_save
-from tests.support.redis_cache import prefix_keys, redis_cache_at, redis_url
+from tests.support.redis_cache import delete_prefix, prefix_keys, redis_cache_at, redis_url
 
 RELEASE_FEED = "/calendar/1.31.ics"
 KEP_FEED = "/calendar/kep/2400.ics"
@@ -379,3 +380,63 @@ def test_a_warm_feed_is_one_query_and_one_cache_read(redis_cache, release, kep, 
                 assert get(path, **headers).status_code == (304 if headers else 200)
             assert [q["sql"].split(" FROM ")[1].split()[0] for q in queries] == ['"feeds_feedversion"']
             assert calls == ["get"], (path, calls)
+
+
+# ------------------------------------------- the cache losing or regaining entries
+
+
+def test_a_cache_that_loses_every_entry_never_serves_stale(redis_cache, release, code_freeze):
+    # What FLUSHDB did in the old test, limited to this test's keys (the database is shared).
+    url = redis_url()
+    etag = warm(RELEASE_FEED)
+    delete_prefix(url, redis_cache.key_prefix)
+    Milestone.objects.filter(pk=code_freeze.pk).update(title="Changed after the flush")
+    assert b"Changed after the flush" in changed(RELEASE_FEED, etag)
+    etag = warm(RELEASE_FEED)
+    delete_prefix(url, redis_cache.key_prefix)  # and with no write: rebuilt, same bytes
+    assert get(RELEASE_FEED, if_none_match=etag).status_code == 304
+
+
+def test_a_cache_restored_from_an_older_snapshot_never_serves_stale(redis_cache, release, code_freeze):
+    # Redis back in time: the entries of before the write reappear (as after a restart
+    # from an old append-only file or RDB snapshot). The key they sit under is no longer asked for.
+    client = redis.Redis.from_url(redis_url())
+    etag = warm(RELEASE_FEED)
+    snapshot = {key: client.dump(key) for key in prefix_keys(redis_url(), redis_cache.key_prefix)}
+    Milestone.objects.filter(pk=code_freeze.pk).update(title="After the snapshot")
+    fresh = changed(RELEASE_FEED, etag)
+    assert b"After the snapshot" in fresh
+    delete_prefix(redis_url(), redis_cache.key_prefix)
+    for key, value in snapshot.items():
+        client.restore(key, 0, value, replace=True)
+    client.close()
+    response = get(RELEASE_FEED, if_none_match=etag)
+    assert response.status_code == 200
+    assert b"After the snapshot" in response.content.replace(b"\r\n ", b"")
+
+
+def test_with_the_local_memory_cache_a_write_shows_in_the_next_response(release, code_freeze):
+    # Development settings: a cache per process, the version shared by all in the database.
+    with override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}):
+        etag = warm(RELEASE_FEED)
+        Milestone.objects.filter(pk=code_freeze.pk).update(title="Seen with locmem")
+        assert b"Seen with locmem" in changed(RELEASE_FEED, etag)
+
+
+def _models_of_covered_apps():
+    from django.apps import apps
+
+    for label in triggers.COVERED_APPS:
+        yield from apps.get_app_config(label).get_models(include_auto_created=True)
+
+
+@pytest.mark.parametrize("model", list(_models_of_covered_apps()), ids=lambda m: m._meta.db_table)
+def test_a_statement_on_each_table_changes_the_version_unless_no_feed_shows_it(db, model):
+    if connection.vendor != "postgresql":
+        pytest.skip("statement-level triggers are PostgreSQL's (SQLite's fire per row)")
+    before = feed_version()
+    pk = model._meta.pk.column
+    with connection.cursor() as cursor:
+        cursor.execute(f'UPDATE "{model._meta.db_table}" SET "{pk}" = "{pk}" WHERE false')  # noqa: S608
+    shown = model._meta.label not in triggers.NOT_SHOWN
+    assert (feed_version() != before) is shown
