@@ -344,3 +344,24 @@ def test_bullets_blank_lines_and_order_do_not_change_what_is_read(bullets, gaps,
     assert f.reason == "only the PRR lgtm is missing."
     assert f.risks_adding == "None, the KEP text only."
     assert f.risks_cutting == "Users wait."
+
+
+FRAGMENTS = [
+    "Additional time needed (in days):", "until", "EOD", "Friday", "PST", "IST", "18:00", "31st", "February",
+    "2024", "approved", "APPROVING", "deadline is", "> ", ">> ", "\n", "\n\n", "From: a <a@b.c>",
+    "Date: Fri, 14 Jun 2024 09:12:00 +0000", "Date: Fri, 31 Dec 9999 23:59:59 -0100", "- SIG: node", "KEP-1",
+    "99999999999", "0", "None", "(", ")", "```", "On Tue, Jul 23, 2024 at 8:10 PM X <x@y> wrote:", "rejected",
+    "Enhancement name:", "k/enhancements repo issue #: 12", "From kat@example.com Fri Jun 14 17:40:00 2024\n",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=60))
+def test_any_text_is_read_or_refused_with_a_sentence_never_a_crash(parts):
+    message = "read"
+    try:
+        read_thread(" ".join(parts)).as_dict()
+    except (NotARequest, UnreadableInput) as exc:
+        message = exc.message
+    assert message
+    assert "\n" not in message
