@@ -360,13 +360,21 @@ _REJECTION_RES = (
 _MD_LINK_RE = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
 
 
+# "If the exception is approved, ...", "once it is granted": a condition, not a decision.
+_CONDITIONAL_RE = re.compile(
+    r"\b(?:if|once|when|whether|unless|until|hope|hoping|hopefully|in\s+case|should|would|could|might)\b[^.!?]*$",
+    re.I,
+)
+
+
 def decision_outcome(text: str) -> str:
     """ "approved", "rejected" or "" for a line of a release-team reply."""
     plain = _MD_LINK_RE.sub(r"\1", text)
-    if any(regex.search(plain) for regex in _REJECTION_RES):
-        return "rejected"
-    if any(regex.search(plain) for regex in _APPROVAL_RES):
-        return "approved"
+    for outcome, regexes in (("rejected", _REJECTION_RES), ("approved", _APPROVAL_RES)):
+        for regex in regexes:
+            for match in regex.finditer(plain):
+                if not _CONDITIONAL_RE.search(plain[: match.start()]):
+                    return outcome
     return ""
 
 

@@ -365,3 +365,18 @@ def test_any_text_is_read_or_refused_with_a_sentence_never_a_crash(parts):
         message = exc.message
     assert message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "If the exception request is approved, we will merge it on Monday.",
+        "Once the exception is granted we will update the KEP.",
+        "We hope the exception request is approved by the release team.",
+    ],
+)
+def test_a_requester_saying_if_approved_is_not_a_decision(said):
+    text = fixture("code-freeze-answers-after-hint.txt").decode().replace("Thanks!", f"{said}\n\nThanks!")
+    reading = read_thread(text)
+    assert reading.decision is None
+    assert reading.request.fields.days == 3
