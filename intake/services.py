@@ -231,7 +231,8 @@ def _file(state, uidvalidity, uid, raw, fallback_id, *, entered_by) -> str:
             sender_name=mail.sender_name,
             sender_email=mail.sender_email,
             sent_at=mail.sent_at,
-            text=mail.as_thread_part(),
+            # List chatter is recorded (so it is read once) but its text is not kept.
+            text="" if filed.outcome == IntakeMessage.Outcome.IGNORED else mail.as_thread_part(),
             outcome=filed.outcome,
             detail=" ".join([filed.detail, *mail.notes]).strip(),
             request=filed.request,

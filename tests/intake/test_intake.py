@@ -542,3 +542,10 @@ def test_a_real_thread_from_an_mbox_gives_the_same_request_and_proposal_as_the_c
     assert proposal.granted_zone == "America/Los_Angeles"
     assert proposal.author_name == "Kat Example"
     assert "18:00 UTC-8 = 02:00Z" in proposal.warnings[0]
+
+
+def test_list_chatter_is_read_once_but_its_text_is_not_kept(dovecot, mailbox, kinds):
+    put(dovecot, mailbox, mail("Meeting notes: nothing about requests.", subject="SIG Release meeting"))
+    assert mailbox_poll(config=mailbox).outcomes == {"ignored": 1}
+    message = IntakeMessage.objects.get()
+    assert (message.subject, message.text) == ("SIG Release meeting", "")
