@@ -37,7 +37,7 @@ SITE_HOST = os.environ.get("SITE_HOST", "releasecal.local")
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_apps.AdminConfig",  # django.contrib.admin with the release team's cockpit
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -1,0 +1,36 @@
+"""The admin site: the release team lands on the cockpit, everyone else on the usual index.
+
+Installed with ``config.admin_apps.AdminConfig`` in place of ``django.contrib.admin``
+(Django's documented way to use a custom default admin site).
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.template.response import TemplateResponse
+
+from config.cockpit import cockpit
+from exceptions.services import DECIDE_PERMISSION
+
+
+def is_release_team(user) -> bool:
+    return bool(user.is_active and user.is_staff and user.has_perm(DECIDE_PERMISSION))
+
+
+class ReleasecalAdminSite(admin.AdminSite):
+    site_header = "releasecal"
+    site_title = "releasecal admin"
+    index_title = "Release calendar"
+
+    def index(self, request, extra_context=None):
+        if not is_release_team(request.user) or request.GET.get("apps") == "1":
+            return super().index(request, extra_context)
+        context = {
+            **self.each_context(request),
+            "title": "What needs the release team now",
+            "app_list": self.get_app_list(request),
+            **cockpit(),
+            **(extra_context or {}),
+        }
+        request.current_app = self.name
+        return TemplateResponse(request, "admin/cockpit.html", context)

@@ -1,0 +1,129 @@
+"""The release lead's cockpit: what needs the release team now, on the admin's front page.
+
+Composed here, in the project's wiring, because it reads every app (requests, proposed
+decisions, the schedule, reminders, the mailbox intake); each part is one query (or two,
+with a prefetch) whatever the data size, so the page runs a fixed number of queries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db.models import Count, Prefetch, Q
+
+from exceptions.models import ExceptionRequest, ProposedDecision, SignOff
+from exceptions.services import request_window_closes
+from intake.models import IntakeProblem
+from releasecal import selectors as schedule
+from releasecal import tz
+from releasecal.models import Milestone
+from reminders.models import Channel, Delivery
+
+RECENT = dt.timedelta(days=7)
+SHOWN = 50  # rows per list at most; the counts say when there are more
+
+
+def countdown(delta: dt.timedelta) -> str:
+    """``2 days 4 h`` / ``3 h 10 min`` / ``12 min``: how long something has waited."""
+    minutes = max(0, int(delta.total_seconds()) // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days} day{'s' if days != 1 else ''} {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min"
+
+
+@dataclass
+class Waiting:
+    request: ExceptionRequest
+    waited: str
+    window_closes: str
+    after_window: bool
+    signoffs: list[SignOff]
+    sig_lead_signed: bool
+
+
+@dataclass
+class Window:
+    milestone: Milestone
+    closes: str
+    open_now: bool
+    requests: int
+
+
+def _sig_lead_signed(request: ExceptionRequest, signoffs: list[SignOff]) -> bool:
+    sig = request.enhancement.owning_sig.lower()
+    return any("lead" in s.role.lower() and sig in s.role.lower() for s in signoffs)
+
+
+def waiting_requests(now: dt.datetime) -> tuple[list[Waiting], int]:
+    """Pending requests, oldest first, with how long they waited and their window."""
+    pending = ExceptionRequest.objects.filter(state=ExceptionRequest.State.PENDING)
+    rows = list(
+        pending.select_related("release", "enhancement", "milestone__kind", "milestone__release")
+        .prefetch_related(Prefetch("signoffs", queryset=SignOff.objects.order_by("at", "id"), to_attr="signoff_rows"))
+        .order_by("submitted_at", "id")[:SHOWN]
+    )
+    result = []
+    for request in rows:
+        closes = request_window_closes(request.milestone)
+        result.append(
+            Waiting(
+                request=request,
+                waited=countdown(now - request.submitted_at),
+                window_closes=tz.render_deadline(closes, request.release.zone),
+                after_window=request.submitted_at > closes,
+                signoffs=request.signoff_rows,
+                sig_lead_signed=_sig_lead_signed(request, request.signoff_rows),
+            )
+        )
+    return result, pending.count()
+
+
+def cockpit(now: dt.datetime | None = None) -> dict:
+    now = now or tz.utc_now()
+    waiting, waiting_count = waiting_requests(now)
+    active = list(schedule.release_list_active())
+    upcoming = list(schedule.milestone_list(upcoming=True, now=now).filter(release__in=active)[:5])
+    freezes = (
+        Milestone.objects.filter(release__in=active, kind__allows_exceptions=True, cancelled=False)
+        .select_related("release", "kind")
+        .annotate(request_count=Count("exception_requests"))
+        .order_by("at", "on_date", "id")
+    )
+    windows = []
+    for milestone in freezes:
+        closes = request_window_closes(milestone)
+        windows.append(
+            Window(
+                milestone=milestone,
+                closes=tz.render_deadline(closes, milestone.release.zone),
+                open_now=milestone.deadline <= now <= closes,
+                requests=milestone.request_count,
+            )
+        )
+    problems = list(
+        Delivery.objects.filter(
+            Q(state__in=[Delivery.State.FAILED, Delivery.State.MISSED]), updated_at__gte=now - RECENT
+        )
+        .select_related("channel", "milestone__release")
+        .order_by("-updated_at")[:SHOWN]
+    )
+    return {
+        "now": tz.render(now, "UTC"),
+        "waiting": waiting,
+        "waiting_count": waiting_count,
+        "proposals": list(
+            ProposedDecision.objects.filter(state=ProposedDecision.State.PROPOSED)
+            .select_related("request__enhancement", "request__release")
+            .order_by("created_at")[:SHOWN]
+        ),
+        "upcoming": [(m, tz.render_deadline(m.deadline, m.zone)) for m in upcoming],
+        "windows": windows,
+        "problems": problems,
+        "failing_channels": list(Channel.objects.filter(failing=True).order_by("name")),
+        "intake_problems": list(IntakeProblem.objects.filter(resolved_at__isnull=True).order_by("-created_at")[:SHOWN]),
+    }
