@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 from django.contrib.auth.models import Group, User
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from exceptions.services import RequestFields, exception_request_submit
 from releasecal import tz
@@ -17,8 +20,40 @@ from releasecal.services import (
     milestone_kinds_ensure,
     tracking_set,
 )
+from tests.support import isolation
 from tests.support.fake_slack import FakeSlack
 from tests.support.slack import SIGNING_SECRET
+
+# CI (CI=true): new examples every run (a fresh machine has no example database to keep),
+# a fixed budget where a test names none, no deadline (a loaded machine is slow, not
+# wrong), and on failure the blob to replay it; .ci/run prints the --hypothesis-seed.
+hypothesis_settings.register_profile(
+    "ci",
+    max_examples=100,
+    derandomize=False,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+if os.environ.get("CI", "").lower() == "true":
+    hypothesis_settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def redis_sentinels():
+    """Keys of another prefix and another Redis database, and a message in another
+    queue, planted before the first test: each must survive the whole suite (no
+    FLUSHDB, no cache.clear(), no purge of queues that are not the test's own)."""
+    url = os.environ.get("REDIS_URL", "")
+    if not url.startswith("redis"):
+        yield None
+        return
+    sentinels = isolation.plant(url)
+    yield sentinels
+    gone = isolation.missing(sentinels)
+    isolation.remove(sentinels)
+    assert not gone, f"the suite removed what was not its own: {gone}"
 
 
 @pytest.fixture

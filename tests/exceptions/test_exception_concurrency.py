@@ -1,10 +1,16 @@
-"""Two simultaneous approvals of one request: exactly one decision, one clear conflict."""
+"""Two simultaneous approvals of one request: exactly one decision, one clear conflict.
+
+The test is transactional, so the Slack tasks queued on commit are really published: to
+a queue of this test's own, where they are counted (one post on filing, one update for
+the one decision) and then deleted, never to a queue a worker of another test consumes."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.db import connection
 
@@ -13,13 +19,23 @@ from exceptions.services import exception_request_approve
 from releasecal.errors import Conflict
 from releasecal.models import AuditLog
 from tests.support.pg import require_postgres
+from tests.support.reminder_workers import own_queue, purge_broker, queued_tasks
 
 pytestmark = pytest.mark.postgres
 
 
+@pytest.fixture(autouse=True)
+def celery_queue():
+    """Set up before the request is filed (autouse fixtures come first)."""
+    with own_queue("concurrency") as queue:
+        yield queue
+        if settings.CELERY_BROKER_URL.startswith("redis"):
+            purge_broker(settings.CELERY_BROKER_URL, queue)
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("attempt", range(5))
-def test_two_simultaneous_approvals_make_one_decision_and_one_conflict(pending_request, attempt):
+def test_two_simultaneous_approvals_make_one_decision_and_one_conflict(celery_queue, pending_request, attempt):
     require_postgres()
     team = Group.objects.get(name="Release Team")
     deciders = []
@@ -59,3 +75,12 @@ def test_two_simultaneous_approvals_make_one_decision_and_one_conflict(pending_r
     assert "already approved" in conflicts[0].message
     assert Decision.objects.filter(request=pending_request).count() == 1
     assert AuditLog.objects.filter(action="exception.approved", object_id=str(pending_request.pk)).count() == 1
+    broker = settings.CELERY_BROKER_URL
+    if broker.startswith("redis"):  # CI always; locally without Redis the broker is a folder
+        published = queued_tasks(broker, celery_queue)
+        assert published == [
+            ("slack_integration.tasks.slack_post_exception_request", [pending_request.pk]),
+            ("slack_integration.tasks.slack_update_exception_messages", [pending_request.pk]),
+        ]
+    else:
+        assert os.environ.get("CI", "").lower() != "true", "CI runs this against Redis"

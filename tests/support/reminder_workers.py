@@ -7,8 +7,10 @@ or container dies. It talks to the same database as the caller.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as dt
+import json
 import os
 import signal
 import socket
@@ -89,6 +91,22 @@ def queue_length(url: str, queue: str) -> int:
         return sum(client.llen(key) for key in queue_keys(client, queue) if client.type(key) == b"list")
     finally:
         client.close()
+
+
+def queued_tasks(url: str, queue: str) -> list[tuple[str, list]]:
+    """(task name, args) of every message waiting in one queue, oldest first (Celery's
+    message protocol 2: the name in the headers, the body a JSON [args, kwargs, embed])."""
+    client = redis.Redis.from_url(url)
+    try:
+        raw = client.lrange(queue, 0, -1)
+    finally:
+        client.close()
+    found = []
+    for message in reversed(raw):  # kombu LPUSHes and consumers BRPOP
+        envelope = json.loads(message)
+        body = json.loads(base64.b64decode(envelope["body"]))
+        found.append((envelope["headers"]["task"], body[0]))
+    return found
 
 
 class Worker:
