@@ -118,8 +118,8 @@ def _request_get(request_id: int) -> ExceptionRequest:
     return found
 
 
-def _can_act_for_others(user) -> bool:
-    return user.is_staff or user.has_perm(services.DECIDE_PERMISSION)
+def _can_act_for_others(user, release) -> bool:
+    return user.is_staff or schedule.release_team_includes(release, user)
 
 
 # ------------------------------------------------------------------------ output
@@ -371,7 +371,7 @@ class ExceptionListCreateApi(generics.ListAPIView):
             milestone_id=data.get("milestone"), release_slug=data.get("release"), kind=data.get("kind")
         )
         on_behalf = "submitted_at" in data or bool(data.get("requester_name"))
-        if on_behalf and not _can_act_for_others(request.user):
+        if on_behalf and not _can_act_for_others(request.user, milestone.release):
             raise NotAllowed(
                 "Only the release team can file a request for someone else or with an earlier date.",
                 extra={"fields": [name for name in ("submitted_at", "requester_name") if name in data]},
@@ -611,11 +611,13 @@ class ExceptionWithdrawApi(APIView):
 
 
 class ExceptionSignOffApi(APIView):
-    """Add your +1 to a pending request (e.g. as a SIG lead)."""
+    """Add your +1 to a pending request: as a lead of a SIG named on the KEP, or as a
+    member of the release's team; never on your own request. The role recorded comes
+    from that membership ("SIG node chair", "1.31 release team"), not from the body."""
 
     @extend_schema_serializer(component_name="ExceptionSignOffInput")
     class InputSerializer(NoteInputSerializer):
-        role = serializers.CharField(required=False, allow_blank=True, max_length=100, help_text='"SIG Node lead"')
+        pass
 
     @extend_schema(
         request=InputSerializer,
@@ -628,7 +630,6 @@ class ExceptionSignOffApi(APIView):
         services.exception_request_signoff(
             request=exception_request,
             author=request.user,
-            role=serializer.validated_data.get("role", ""),
             note=serializer.validated_data.get("note", ""),
         )
         return _detail(request, exception_request, status.HTTP_201_CREATED)

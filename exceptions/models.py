@@ -32,6 +32,9 @@ class ExceptionRequest(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="exception_requests"
     )
     requester_name = models.CharField(max_length=200, blank=True, help_text="As written in the email, when not a user")
+    requester_email = models.EmailField(
+        blank=True, help_text="The address the request was emailed from (its author), when filed from an email"
+    )
     # Who typed or ingested it (the release-team member who ran ingest_exception, the API
     # caller, the admin user). Not the requester: an email's author is the requester.
     entered_by = models.ForeignKey(

@@ -744,6 +744,7 @@ def _file(reading, parsed, notes, release, milestone, received_at, entered_by, r
                 fields=RequestFields(**{**vars(base), "pr_urls": list(base.pr_urls)}),
                 requester=requester,
                 requester_name=requester_name,
+                requester_email=parsed.sender_address if requester is None else "",
                 submitted_at=received_at,
                 entered_by=entered_by,
             )

@@ -17,9 +17,11 @@ from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevisi
 from releasecal import tz
 from releasecal.errors import Conflict, NotAllowed, PolicyViolation, ValidationFailed
 from releasecal.models import Enhancement, Milestone, Tracking
-from releasecal.selectors import release_hard_stop
+from releasecal.selectors import release_hard_stop, release_team_includes, sig_leaderships_of
 from releasecal.services import audit_record
 
+# Kept for the admin's menus; deciding itself needs membership of the request's release
+# team (``can_decide``), not this global permission.
 DECIDE_PERMISSION = "exceptions.decide_exceptionrequest"
 
 # Other apps (notifications, Slack) register here to hear about workflow events:
@@ -187,13 +189,15 @@ def exception_request_submit(
     requester_name: str = "",
     submitted_at: dt.datetime | None = None,
     entered_by=None,
+    requester_email: str = "",
 ) -> ExceptionRequest:
     """File a request. Enforces the window, one live request per KEP per milestone, and
     that a rejected request is not re-filed asking for fewer days.
 
     ``requester`` is who asks (an email's author); ``entered_by`` is who typed or
     ingested it (the release-team member running ``ingest_exception``, the API caller,
-    the admin user); it defaults to the requester when that is a user."""
+    the admin user); it defaults to the requester when that is a user.
+    ``requester_email``: the address an emailed request came from (its author)."""
     fields = _check_fields(fields, milestone)
     release = milestone.release
     now = tz.utc_now()
@@ -247,6 +251,7 @@ def exception_request_submit(
                 milestone=milestone,
                 requester=requester if requester is not None and requester.is_authenticated else None,
                 requester_name=requester_name or _actor_label(requester, ""),
+                requester_email=requester_email[:254],
                 entered_by=_user_or_none(entered_by) or _user_or_none(requester),
                 days=fields.days,
                 submitted_at=submitted_at,
@@ -290,8 +295,52 @@ def _is_requester(request: ExceptionRequest, user) -> bool:
     return user is not None and request.requester_id is not None and request.requester_id == user.pk
 
 
-def _can_decide(user) -> bool:
-    return user is not None and user.is_authenticated and user.is_active and user.has_perm(DECIDE_PERMISSION)
+def _can_decide(user, request: ExceptionRequest) -> bool:
+    return release_team_includes(request.release, user)
+
+
+def decide_refusal(request: ExceptionRequest, user) -> str | None:
+    """Why ``user`` may not decide ``request``, or None when they may. The one rule:
+
+    - deciding needs membership of *this* release's team (its leads or its team);
+    - the requester never decides their own request;
+    - whoever entered a request decides it only when it names someone else who
+      exists: another user as requester, or the author of the email it came from
+      (entering an emailed request on its author's behalf is the normal way in).
+      Entering a request naming yourself, or naming nobody (free text), and then
+      deciding it is deciding your own request.
+    """
+    if not _can_decide(user, request):
+        return (
+            f"Only the {request.release.slug} release team (its leads and team, kept per release) "
+            "can approve or reject its exception requests."
+        )
+    if _is_requester(request, user):
+        return "You filed this request, so someone else on the release team must decide it."
+    if request.entered_by_id is not None and request.entered_by_id == user.pk:
+        names_another_user = request.requester_id is not None and request.requester_id != user.pk
+        names_an_email_author = request.requester_id is None and bool(request.requester_email)
+        if not (names_another_user or names_an_email_author):
+            return (
+                "You entered this request and it names no other person who exists (no user, no email author), "
+                "so someone else on the release team must decide it."
+            )
+    return None
+
+
+def _rejected_days(request: ExceptionRequest) -> int | None:
+    """The most days a rejected request for the same KEP and milestone asked for."""
+    days = (
+        ExceptionRequest.objects.filter(
+            enhancement_id=request.enhancement_id,
+            milestone_id=request.milestone_id,
+            state=ExceptionRequest.State.REJECTED,
+            days__isnull=False,
+        )
+        .exclude(pk=request.pk)
+        .values_list("days", flat=True)
+    )
+    return max(days, default=None)
 
 
 @transaction.atomic
@@ -310,8 +359,17 @@ def exception_request_amend(
     request = _lock(request)
     fields = _check_fields(fields, request.milestone)
     _require_pending(request, "amended")
-    if actor is not None and not (_is_requester(request, actor) or _can_decide(actor) or actor.is_staff):
+    if actor is not None and not (_is_requester(request, actor) or _can_decide(actor, request) or actor.is_staff):
         raise NotAllowed("Only the requester or the release team can amend this request.")
+    # The re-filing rule holds for every version, not only the first: re-filing the
+    # rejected days and then amending down would get around it.
+    rejected = _rejected_days(request)
+    if rejected is not None and fields.days < rejected:
+        raise PolicyViolation(
+            f"A request for {rejected} days was rejected for KEP-{request.enhancement.number} and "
+            f"{request.milestone.title}; this request cannot ask for fewer days ({fields.days}).",
+            extra={"rejected_days": rejected, "days": fields.days},
+        )
     at = tz.check_plausible(at, field="at") if at else tz.utc_now()
     before = _revision_dict(request.current)
     revision = _write_revision(request, fields, actor=actor, at=at, entered_by=entered_by)
@@ -339,8 +397,14 @@ def exception_request_signoff(
     note: str = "",
     at: dt.datetime | None = None,
 ) -> SignOff:
+    """A "+1" on a pending request. ``author``: a lead of a SIG named on the KEP (owning
+    or participating) or a member of the release's team, never the requester; the role
+    recorded comes from that membership. ``role`` is only used for an ``author_label``
+    without a user (a sign-off read from an imported record)."""
     request = _lock(request)
     _require_pending(request, "signed off")
+    if author is not None:
+        role = _signoff_role(request, author)
     label = author_label or _actor_label(author)
     if author is not None and SignOff.objects.filter(request=request, author=author).exists():
         raise Conflict(f"{label} has already signed off request #{request.pk}.")
@@ -359,11 +423,29 @@ def exception_request_signoff(
     return signoff
 
 
+def _signoff_role(request: ExceptionRequest, author) -> str:
+    if not getattr(author, "is_authenticated", False):
+        raise NotAllowed("Sign in to sign off a request.")
+    if _is_requester(request, author):
+        raise NotAllowed("The requester cannot sign off their own request.")
+    enhancement = request.enhancement
+    sigs = [enhancement.owning_sig, *(enhancement.participating_sigs or [])]
+    leaderships = sig_leaderships_of(author, sigs)
+    if leaderships:
+        lead = leaderships[0]
+        return f"SIG {lead.sig} {lead.get_role_display().lower()}"
+    if _can_decide(author, request):
+        return f"{request.release.slug} release team"
+    raise NotAllowed(
+        f"Only a lead of a SIG named on KEP-{enhancement.number} ({', '.join(s for s in sigs if s)}) "
+        f"or a member of the {request.release.slug} release team can sign off this request."
+    )
+
+
 def _check_decider(request: ExceptionRequest, actor) -> None:
-    if not _can_decide(actor):
-        raise NotAllowed("Only members of the release team can approve or reject exception requests.")
-    if _is_requester(request, actor):
-        raise NotAllowed("You filed this request, so someone else on the release team must decide it.")
+    refusal = decide_refusal(request, actor)
+    if refusal:
+        raise NotAllowed(refusal)
 
 
 def _check_grant(request: ExceptionRequest, granted_until: dt.datetime) -> None:
@@ -472,7 +554,7 @@ def exception_request_withdraw(
 ) -> ExceptionRequest:
     request = _lock(request)
     _require_pending(request, "withdrawn")
-    if actor is not None and not (_is_requester(request, actor) or _can_decide(actor) or actor.is_staff):
+    if actor is not None and not (_is_requester(request, actor) or _can_decide(actor, request) or actor.is_staff):
         raise NotAllowed("Only the requester or the release team can withdraw this request.")
     request.state = ExceptionRequest.State.WITHDRAWN
     request.save(update_fields=["state", "updated_at"])
@@ -597,9 +679,9 @@ def proposed_decision_confirm(
 @transaction.atomic
 def proposed_decision_dismiss(*, proposal: ProposedDecision, actor, note: str = "") -> ProposedDecision:
     """Drop a proposed decision that was misread; the request stays as it is."""
-    if not _can_decide(actor):
-        raise NotAllowed("Only members of the release team can dismiss a proposed decision.")
     proposal = _lock_proposal(proposal)
+    if not _can_decide(actor, proposal.request):
+        raise NotAllowed("Only members of the release team can dismiss a proposed decision.")
     proposal.state = ProposedDecision.State.DISMISSED
     proposal.resolved_by = actor
     proposal.resolved_at = tz.utc_now()

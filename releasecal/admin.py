@@ -18,7 +18,16 @@ from django.utils.html import format_html, format_html_join
 
 from releasecal import tz
 from releasecal.errors import DomainError
-from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
+from releasecal.models import (
+    AuditLog,
+    Enhancement,
+    EnhancementOwner,
+    Milestone,
+    MilestoneKind,
+    Release,
+    SigLead,
+    Tracking,
+)
 from releasecal.selectors import release_hard_stop
 from releasecal.services import milestone_cancel, milestone_delete, milestone_save, milestone_warnings
 
@@ -229,10 +238,14 @@ class ReleaseAdmin(admin.ModelAdmin):
     list_display = ["slug", "name", "zone", "status", "start_date", "ga_date", "milestone_count"]
     list_filter = ["status"]
     search_fields = ["slug", "name"]
-    filter_horizontal = ["leads"]
+    filter_horizontal = ["leads", "team"]
     readonly_fields = ["hard_stop_shown"]
     fieldsets = [
-        (None, {"fields": ["slug", "name", "zone", "status", "start_date", "ga_date", "leads", "links"]}),
+        (None, {"fields": ["slug", "name", "zone", "status", "start_date", "ga_date", "links"]}),
+        (
+            "Release team (who decides this release's exception requests)",
+            {"fields": ["leads", "team"]},
+        ),
         (
             "Exception policy",
             {"fields": ["exception_window_days", "exception_warn_days", "hard_stop", "hard_stop_shown"]},
@@ -261,6 +274,17 @@ class ReleaseAdmin(admin.ModelAdmin):
             _save_milestones(request, formset)
         else:
             super().save_formset(request, form, formset, change)
+
+
+@admin.register(SigLead)
+class SigLeadAdmin(admin.ModelAdmin):
+    """SIG chairs and technical leads (``manage.py import_sigs sigs.yaml``); link each to
+    a user so they can sign off their SIG's exception requests."""
+
+    list_display = ["sig", "github", "name", "role", "user"]
+    list_filter = ["role", "sig"]
+    search_fields = ["sig", "github", "name", "email", "user__username"]
+    autocomplete_fields = ["user"]
 
 
 @admin.register(MilestoneKind)

@@ -55,6 +55,15 @@ class Release(models.Model):
     ga_date = models.DateField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLANNING)
     leads = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="led_releases")
+    # The release team of this cycle (shadows, enhancements, docs, ...). With the leads,
+    # they decide this release's exception requests; nobody else does. A new cycle
+    # starts with an empty team: last cycle's team keeps no authority over it.
+    team = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="release_teams",
+        help_text="Who may decide this release's exception requests, beside its leads.",
+    )
     links = models.JSONField(default=dict, blank=True, help_text='{"label": "https://..."}')
 
     # Exception policy (defaults from the Kubernetes process).
@@ -291,3 +300,34 @@ class AuditLog(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("Audit log rows are immutable.")
+
+
+class SigLead(models.Model):
+    """A chair or technical lead of a SIG, as kubernetes/community's sigs.yaml lists
+    them (``manage.py import_sigs``), editable in the admin. A linked user may sign off
+    exception requests of KEPs the SIG owns or takes part in."""
+
+    class Role(models.TextChoices):
+        CHAIR = "chair", "Chair"
+        TECH_LEAD = "tech_lead", "Technical lead"
+
+    sig = models.SlugField(max_length=64, db_index=True, help_text="The SIG's label, as on KEPs: node, release")
+    github = models.CharField(max_length=64, help_text="GitHub handle")
+    name = models.CharField(max_length=200, blank=True)
+    email = models.EmailField(blank=True)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="sig_leaderships",
+        help_text="The releasecal user (linked on import when a username or email matches)",
+    )
+
+    class Meta:
+        ordering = ["sig", "role", "github"]
+        constraints = [models.UniqueConstraint(fields=["sig", "github", "role"], name="one_row_per_sig_lead_role")]
+
+    def __str__(self) -> str:
+        return f"{self.github} ({self.get_role_display()}, SIG {self.sig})"

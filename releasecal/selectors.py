@@ -9,7 +9,7 @@ from django.db.models import Q, QuerySet
 
 from releasecal import tz
 from releasecal.errors import NotFound
-from releasecal.models import Milestone, Release
+from releasecal.models import Milestone, Release, SigLead
 
 
 def release_get(*, slug: str) -> Release:
@@ -64,3 +64,19 @@ def sig_q(sig: str, prefix: str = "") -> Q:
     and PostgreSQL alike (JSON containment does not exist on SQLite).
     """
     return Q(**{f"{prefix}owning_sig": sig}) | Q(**{f"{prefix}participating_sigs__icontains": f'"{sig}"'})
+
+
+def release_team_includes(release: Release, user) -> bool:
+    """Is ``user`` on this release's team (its leads or its team, kept per release in
+    the admin)? Only an active, signed-in user can be."""
+    if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return release.leads.filter(pk=user.pk).exists() or release.team.filter(pk=user.pk).exists()
+
+
+def sig_leaderships_of(user, sigs: list[str]) -> list[SigLead]:
+    """The SIG lead rows linking ``user`` to any of ``sigs`` (labels, ``sig-`` prefix or not)."""
+    if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
+        return []
+    labels = {sig.strip().lower().removeprefix("sig-") for sig in sigs if sig and sig.strip()}
+    return list(SigLead.objects.filter(user=user, sig__in=labels).order_by("sig", "role"))

@@ -114,9 +114,12 @@ def requester(db) -> User:
 
 
 @pytest.fixture
-def release_team_member(kinds) -> User:
+def release_team_member(kinds, release) -> User:
+    """On the 1.31 release team (deciding is per release), and in the "Release Team"
+    group for the admin's permissions."""
     user = User.objects.create_user("lead", "lead@example.com", "pw")
     user.groups.add(Group.objects.get(name="Release Team"))
+    release.team.add(user)
     return user
 
 

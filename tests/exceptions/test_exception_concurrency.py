@@ -42,6 +42,7 @@ def test_two_simultaneous_approvals_make_one_decision_and_one_conflict(celery_qu
     for name in ("lead-a", "lead-b"):
         user = User.objects.create_user(f"{name}-{attempt}")
         user.groups.add(team)
+        pending_request.release.team.add(user)
         deciders.append(user)
 
     barrier = threading.Barrier(len(deciders))

@@ -23,7 +23,7 @@ from exceptions.services import (
 )
 from releasecal import tz
 from releasecal.errors import Conflict, NotAllowed, PolicyViolation, ValidationFailed
-from releasecal.models import AuditLog, Release, Tracking
+from releasecal.models import AuditLog, Release, SigLead, Tracking
 from releasecal.services import milestone_create
 
 UTC = dt.UTC
@@ -171,8 +171,10 @@ def test_a_stranger_cannot_amend(pending_request):
 
 def test_signoffs_are_kept_with_author_and_time(pending_request):
     lead = User.objects.create_user("sig-node-lead")
-    signoff = exception_request_signoff(request=pending_request, author=lead, role="SIG Node lead", note="+1")
+    SigLead.objects.create(sig="node", github="sig-node-lead", role=SigLead.Role.TECH_LEAD, user=lead)
+    signoff = exception_request_signoff(request=pending_request, author=lead, role="ignored", note="+1")
     assert signoff.author_label == "sig-node-lead"
+    assert signoff.role == "SIG node technical lead"
     assert signoff.at is not None
     with pytest.raises(Conflict):
         exception_request_signoff(request=pending_request, author=lead)
@@ -198,6 +200,7 @@ def test_approve_defaults_to_freeze_plus_days_end_of_day_release_zone(pending_re
 
 def test_default_grant_in_aoe_is_noon_utc_next_day(db, kinds, requester, release_team_member):
     release = Release.objects.create(slug="1.34", name="v1.34", zone="AoE", start_date=dt.date(2025, 5, 19))
+    release.team.add(release_team_member)
     freeze = milestone_create(
         release=release,
         kind=kinds["enhancements-freeze"],
@@ -256,7 +259,7 @@ def test_database_refuses_a_grant_before_the_freeze(pending_request, release_tea
 
 def test_the_requester_cannot_decide_their_own_request(pending_request, requester):
     requester.groups.add(Group.objects.get(name="Release Team"))
-    requester = User.objects.get(pk=requester.pk)  # drop the permission cache
+    pending_request.release.team.add(requester)
     with pytest.raises(NotAllowed, match="You filed this request"):
         exception_request_approve(request=pending_request, actor=requester)
     with pytest.raises(NotAllowed):

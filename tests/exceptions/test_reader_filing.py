@@ -55,6 +55,9 @@ def kep_4639(db):
 def lead(kinds) -> User:
     user = User.objects.create_user("kat", "kat@example.com", "pw")
     user.groups.add(Group.objects.get(name="Release Team"))
+    # Deciding is per release: on the team of the release each test made before this.
+    for release in Release.objects.all():
+        release.team.add(user)
     return user
 
 

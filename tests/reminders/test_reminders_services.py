@@ -256,6 +256,7 @@ def event_setup(kinds, team_email):
     from django.contrib.auth.models import Group
 
     lead.groups.add(Group.objects.get(name="Release Team"))
+    release.team.add(lead)
     return release, kep, requester, lead
 
 

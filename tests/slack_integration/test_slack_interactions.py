@@ -102,6 +102,7 @@ def test_the_requester_cannot_approve_their_own_request_from_slack(
     from django.contrib.auth.models import Group
 
     requester.groups.add(Group.objects.get(name="Release Team"))
+    posted.release.team.add(requester)
     SlackIdentity.objects.create(user=requester, slack_user_id="UREQ")
     with django_capture_on_commit_callbacks(execute=True):
         press(client, posted, "approve", "UREQ")
@@ -121,7 +122,8 @@ def test_someone_without_the_permission_cannot_decide(client, posted, fake_slack
     posted.refresh_from_db()
     assert posted.state == "pending"
     assert fake_slack.calls[-1].data["text"] == (
-        "Only members of the release team can approve or reject exception requests."
+        "Only the 1.31 release team (its leads and team, kept per release) can approve or reject its "
+        "exception requests."
     )
 
 
