@@ -11,10 +11,11 @@ import datetime as dt
 import json
 import logging
 import re
+from urllib.parse import unquote
 
 _PATTERNS = [
     # Personal feed URLs: /calendar/u/<token>.ics
-    (re.compile(r"(/calendar/u/)[^/\s\"'?]+"), r"\1[redacted]"),
+    (re.compile(r"(/calendar/u/)[^/\s\"'?]+", re.IGNORECASE), r"\1[redacted]"),
     # Authorization: Token <key> / Bearer <key>
     (re.compile(r"((?:Token|Bearer)\s+)[A-Za-z0-9_\-.]{8,}", re.IGNORECASE), r"\1[redacted]"),
     # Slack tokens
@@ -22,9 +23,32 @@ _PATTERNS = [
 ]
 
 
+# A word that, percent-decoded (up to three times: %2575 is %75 is "u"), is a personal
+# feed path. Access logs write the request line as sent, and django.request writes the
+# path decoded once, so /calendar/%75/<token>.ics reaches a log either way.
+_WORD = re.compile(r"[^\s\"']+")
+_FEED_PATH = re.compile(r"/calendar/+u/+", re.IGNORECASE)
+
+
+def _redact_encoded_feed_path(match: re.Match) -> str:
+    word = match.group(0)
+    if "%" not in word and "calendar" not in word.lower():
+        return word
+    decoded = word
+    for _ in range(3):
+        if "%" not in decoded:
+            break
+        decoded = unquote(decoded)
+    found = _FEED_PATH.search(decoded)
+    if found is None:
+        return word
+    return decoded[: found.end()] + "[redacted]"
+
+
 def redact(text: str) -> str:
     from django.conf import settings
 
+    text = _WORD.sub(_redact_encoded_feed_path, text)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     for secret in (getattr(settings, "SECRET_KEY", ""), getattr(settings, "SLACK_SIGNING_SECRET", "")):

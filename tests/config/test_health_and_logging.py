@@ -58,6 +58,16 @@ def test_healthz_refuses_post(client):
         ('"GET /calendar/u/AbC_dEf-123.ics HTTP/1.1" 404', "AbC_dEf-123"),
         ("Authorization: Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b", "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b"),
         ("posting with xoxb-1234-5678-abcdefghijkl", "xoxb-1234-5678-abcdefghijkl"),
+        # Issue 13 item 9: percent-encoded paths, as the access log writes the request line.
+        ('"GET /calendar/%75/Tok3n-AbC.ics HTTP/1.1" 404', "Tok3n-AbC"),
+        ('"GET /calendar/%2575/Tok3n-AbC.ics HTTP/1.1" 404', "Tok3n-AbC"),
+        ('"GET /calendar/%252575/Tok3n-AbC.ics HTTP/1.1" 404', "Tok3n-AbC"),
+        ('"GET /%63alendar/u/Tok3n-AbC.ics HTTP/1.1" 200', "Tok3n-AbC"),
+        ('"GET /calendar%2Fu%2FTok3n-AbC.ics HTTP/1.1" 404', "Tok3n-AbC"),
+        ('"GET /calendar/U/Tok3n-AbC.ics HTTP/1.1" 404', "Tok3n-AbC"),
+        ('"GET //calendar//u//Tok3n-AbC.ics HTTP/1.1" 404', "Tok3n-AbC"),
+        ("Not Found: /calendar/%75/Tok3n-AbC.ics", "Tok3n-AbC"),
+        ('"GET /?next=%2Fcalendar%2Fu%2FTok3n-AbC.ics HTTP/1.1" 302', "Tok3n-AbC"),
     ],
 )
 def test_redact_removes_tokens(raw, leaked):
@@ -97,3 +107,23 @@ def test_a_personal_feed_404_is_logged_without_its_token(client, db):
     assert response.status_code == 404
     assert "Not Found: /calendar/u/[redacted]" in written.getvalue()
     assert "zzzSECRETzzz" not in written.getvalue()
+
+
+def test_a_404_of_a_doubly_encoded_feed_path_logs_no_token(client, db):
+    # Issue 13 item 9: /calendar/%2575/<token>.ics reaches django.request's "Not Found"
+    # decoded once, as /calendar/%75/<token>.ics.
+    handler = logging.getLogger("django").handlers[0]
+    written = io.StringIO()
+    previous = handler.setStream(written)
+    try:
+        response = client.get("/calendar/%2575/zzzSECRETzzz.ics")
+    finally:
+        handler.setStream(previous)
+    assert response.status_code == 404
+    assert "Not Found: /calendar/u/[redacted]" in written.getvalue()
+    assert "zzzSECRETzzz" not in written.getvalue()
+
+
+def test_a_plain_path_is_left_alone():
+    line = '"GET /calendar/1.31.ics?x=%20y HTTP/1.1" 200'
+    assert redact(line) == line
