@@ -20,6 +20,7 @@ the same data gives a byte-identical feed:
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -282,6 +283,15 @@ def _timed(value: dt.datetime, zone: str) -> dt.datetime:
     return tz.to_zone(value, zone).replace(microsecond=0)
 
 
+# RFC 5545 TEXT allows no control character but HTAB (a line break is written as \n):
+# \x0b or \x1b pasted into a note would go raw into the feed.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _text(value: str) -> str:
+    return _CONTROL.sub("", value.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 def _vevent(event: CalendarEvent) -> icalendar.Event:
     vevent = icalendar.Event()
     vevent.add("uid", event.uid)
@@ -295,8 +305,8 @@ def _vevent(event: CalendarEvent) -> icalendar.Event:
         vevent.add("dtstart", _timed(event.start, event.zone))
         if event.end is not None:
             vevent.add("dtend", _timed(event.end, event.zone))
-    vevent.add("summary", event.summary)
-    vevent.add("description", event.description)
+    vevent.add("summary", _text(event.summary))
+    vevent.add("description", _text(event.description))
     vevent.add("status", event.status)
     vevent.add("transp", "TRANSPARENT")
     if event.categories:

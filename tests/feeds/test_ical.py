@@ -278,3 +278,16 @@ def test_a_feed_only_holds_its_own_sigs_extensions(release, kep, pending_request
     enhancement_upsert(number=9999, title="Other", owning_sig="storage")
     assert extension_uid(pending_request) not in events(fetch("/calendar/1.31/sig/storage.ics"))
     assert extension_uid(pending_request) not in events(fetch("/calendar/1.31.ics"))
+
+
+def test_control_characters_from_notes_never_reach_the_feed(release, code_freeze, kep, pending_request):
+    # Issue 13 item 11: \x0b, \x1b (and every other control but the line break) are dropped.
+    code_freeze.title = "Code\x1b[31m Freeze\x07"
+    code_freeze.description = "Line one\x0bstill one\r\nline two\x1b]0;title\x07\x7f\x85 end\tTab"
+    milestone_save(milestone=code_freeze)
+    body = fetch("/calendar/1.31.ics")
+    text = body.decode()
+    assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f]", text)
+    event = events(body)[f"releasecal-milestone-{code_freeze.pk}@releasecal.local"]
+    assert str(event["SUMMARY"]) == "[1.31] Code[31m Freeze"
+    assert "Line onestill one\nline two]0;title end\tTab" in str(event["DESCRIPTION"])
