@@ -155,12 +155,16 @@ class FakeSlack:
 
     def stats(self) -> dict:
         with self.lock:
-            return {
-                "messages": sum(self.received.values()),
-                "distinct": len(self.received),
-                "duplicates": sum(n - 1 for n in self.received.values() if n > 1),
-                "requests": self.delivered,
-            }
+            return self._stats_locked()
+
+    def _stats_locked(self) -> dict:
+        """The counts; the caller holds ``self.lock`` (a plain Lock: taking it twice hangs)."""
+        return {
+            "messages": sum(self.received.values()),
+            "distinct": len(self.received),
+            "duplicates": sum(n - 1 for n in self.received.values() if n > 1),
+            "requests": self.delivered,
+        }
 
     @property
     def requests(self) -> list[dict]:
@@ -211,7 +215,7 @@ class FakeSlack:
             def do_GET(self):
                 if self.path.startswith("/_stats"):
                     with fake.lock:
-                        data = {**fake.stats(), "received": {str(k): v for k, v in fake.received.items()}}
+                        data = {**fake._stats_locked(), "received": {str(k): v for k, v in fake.received.items()}}
                     self._answer(200, json.dumps(data).encode(), "application/json")
                 elif self.path.startswith("/_messages"):
                     data = fake.requests[-50:]
