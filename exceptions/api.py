@@ -14,7 +14,6 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import generics, serializers, status
-from rest_framework.filters import OrderingFilter
 from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -28,6 +27,7 @@ from api.fields import (
     serializer_context,
     viewer_zone,
 )
+from api.filters import OrderingFilter
 from exceptions import services
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
 from exceptions.reader import read_thread

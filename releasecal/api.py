@@ -13,7 +13,6 @@ from django.db.models import DateTimeField, Prefetch
 from django.db.models.functions import Cast, Coalesce
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import generics, serializers
-from rest_framework.filters import OrderingFilter
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,6 +20,7 @@ from rest_framework.views import APIView
 
 from api.errors import error_responses
 from api.fields import TZ_PARAMETER, StrictBooleanFilter, TimeAwareOutputSerializer, serializer_context, viewer_zone
+from api.filters import OrderingFilter
 from releasecal import selectors
 from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release, Tracking
 

@@ -339,3 +339,27 @@ def test_bad_paging_is_a_400(anon, release):
     assert anon.get("/api/v1/milestones/", {"limit": "10" * 20}).status_code == 400
     assert anon.get("/api/v1/milestones/", {"offset": "-1"}).status_code == 400
     assert anon.get("/api/v1/milestones/", {"limit": "2"}).json()["results"].__len__() == 2
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/exceptions/?ordering=nonsense",
+        "/api/v1/exceptions/?ordering=-days,password",
+        "/api/v1/exceptions/?ordering=,",
+        "/api/v1/releases/?ordering=slugg",
+        "/api/v1/milestones/?ordering=requester__password",
+    ],
+)
+def test_an_unknown_ordering_is_a_400_naming_the_accepted_ones(release, path):
+    # Issue 13 item 14: DRF ignores unknown terms silently; a typo looked like a sorted list.
+    response = APIClient().get(path)
+    assert response.status_code == 400, response.content
+    assert response.json()["message"].startswith("Unknown ordering ")
+    assert response.json()["extra"]["ordering"]
+
+
+def test_a_known_ordering_still_sorts(release, pending_request):
+    assert APIClient().get("/api/v1/exceptions/?ordering=-days,id").status_code == 200
+    slugs = [r["slug"] for r in APIClient().get("/api/v1/releases/?ordering=-slug").json()["results"]]
+    assert slugs == sorted(slugs, reverse=True)
