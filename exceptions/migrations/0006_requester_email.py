@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('exceptions', '0005_release_team_views_proposed_decisions'),
+        ("exceptions", "0005_release_team_views_proposed_decisions"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='exceptionrequest',
-            name='requester_email',
-            field=models.EmailField(blank=True, help_text='The address the request was emailed from (its author), when filed from an email', max_length=254),
+            model_name="exceptionrequest",
+            name="requester_email",
+            field=models.EmailField(
+                blank=True,
+                help_text="The address the request was emailed from (its author), when filed from an email",
+                max_length=254,
+            ),
         ),
     ]
