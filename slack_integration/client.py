@@ -118,10 +118,13 @@ class HttpTransport:
             cls._session = requests.Session()
         return cls._session
 
-    def post(self, url: str, *, json: dict, headers: dict | None = None) -> requests.Response:
+    def post(
+        self, url: str, *, json: dict | None = None, data: dict | None = None, headers: dict | None = None
+    ) -> requests.Response:
+        """POST ``json`` (a JSON body) or ``data`` (form-encoded)."""
         tries = max(1, settings.REMINDERS_HTTP_TRIES)
         for attempt in range(tries):
-            error = self._post_once(url, json=json, headers=headers)
+            error = self._post_once(url, json=json, data=data, headers=headers)
             if not isinstance(error, TransportError):
                 return error
             if error.permanent or attempt == tries - 1:
@@ -140,9 +143,13 @@ class HttpTransport:
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _post_once(self, url: str, *, json: dict, headers: dict | None) -> requests.Response | TransportError:
+    def _post_once(
+        self, url: str, *, json: dict | None, data: dict | None, headers: dict | None
+    ) -> requests.Response | TransportError:
         try:
-            response = self.session().post(url, json=json, headers=headers, timeout=settings.REMINDERS_HTTP_TIMEOUT)
+            response = self.session().post(
+                url, json=json, data=data, headers=headers, timeout=settings.REMINDERS_HTTP_TIMEOUT
+            )
         except requests.Timeout:
             return TransportError(f"Timed out after {settings.REMINDERS_HTTP_TIMEOUT}s")
         except requests.ConnectionError as exc:
@@ -178,6 +185,17 @@ class SlackClient:
         response = HttpTransport().post(
             self.api_url + method, json=payload, headers={"Authorization": f"Bearer {self.token}"}
         )
+        return self._answer(method, response)
+
+    def call_form(self, method: str, **params: str) -> dict:
+        """Like :meth:`call`, form-encoded: Slack's read methods (``users.info``) take
+        their arguments as form fields, not JSON."""
+        response = HttpTransport().post(
+            self.api_url + method, data=params, headers={"Authorization": f"Bearer {self.token}"}
+        )
+        return self._answer(method, response)
+
+    def _answer(self, method: str, response: requests.Response) -> dict:
         try:
             data = response.json()
         except ValueError as exc:
@@ -199,6 +217,15 @@ class SlackClient:
 
     def post_ephemeral(self, *, channel: str, user: str, text: str, blocks: list) -> dict:
         return self.call("chat.postEphemeral", channel=channel, user=user, text=text, blocks=blocks)
+
+    def user_info(self, *, user: str) -> dict:
+        """``users.info``'s ``user`` object (``tz`` is the user's IANA zone)."""
+        data = self.call_form("users.info", user=user)
+        return data["user"] if isinstance(data.get("user"), dict) else {}
+
+    def publish_view(self, *, user_id: str, view: dict) -> dict:
+        """``views.publish``: the user's Home tab."""
+        return self.call("views.publish", user_id=user_id, view=view)
 
 
 def bot_client() -> SlackClient | None:

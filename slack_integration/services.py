@@ -11,7 +11,7 @@ from exceptions.models import ExceptionRequest
 from exceptions.selectors import grant_conflicts
 from releasecal import tz
 from releasecal.models import Milestone
-from slack_integration import blocks, mrkdwn
+from slack_integration import blocks, home, mrkdwn
 from slack_integration.client import TransportError, bot_client
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
 
@@ -123,3 +123,24 @@ def slack_identity_set_zone(*, slack_user_id: str, team_id: str, zone: str) -> S
         identity.team_id = team_id
     identity.save()
     return identity
+
+
+def slack_publish_home(*, slack_user_id: str) -> bool:
+    """Publish a user's Home tab (``views.publish``), in their Slack time zone
+    (``users.info``; when Slack cannot say, the zone set with ``/relcal tz``)."""
+    client = bot_client()
+    if client is None:
+        logger.info("Slack not configured (SLACK_BOT_TOKEN); not publishing a Home tab.")
+        return False
+    identity = SlackIdentity.objects.select_related("user").filter(slack_user_id=slack_user_id).first()
+    try:
+        slack_tz = client.user_info(user=slack_user_id).get("tz")
+    except TransportError as exc:
+        if not exc.permanent:
+            raise
+        logger.warning(
+            "users.info for %s failed (%s); showing the Home tab without their Slack zone", slack_user_id, exc
+        )
+        slack_tz = None
+    client.publish_view(user_id=slack_user_id, view=home.home_view(identity=identity, slack_tz=slack_tz))
+    return True

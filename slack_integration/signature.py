@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import json
 import logging
 import re
 import time
@@ -98,6 +99,27 @@ def _unauthorized(reason: str) -> JsonResponse:
     )
 
 
+def _verified_body(request: HttpRequest) -> bytes | JsonResponse:
+    """The body of a POST that Slack signed, or the 405/413/401 answer."""
+    if request.method != "POST":
+        return JsonResponse({"message": "Use POST.", "extra": {}}, status=405, headers={"Allow": "POST"})
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        return _bad_request("The request body is too large.", status=413)
+    try:
+        verify_signature(
+            body=body,
+            timestamp=request.headers.get("X-Slack-Request-Timestamp"),
+            signature=request.headers.get("X-Slack-Signature"),
+            signing_secret=settings.SLACK_SIGNING_SECRET,
+        )
+    except SignatureError as exc:
+        logger.warning("Refused a Slack request to %s: %s", request.path, exc)
+        return _unauthorized(str(exc))
+    return body
+
+
 def slack_signed(view: Callable[[HttpRequest, dict[str, str]], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
     """A POST-only, CSRF-exempt view that runs only for a verified Slack request.
 
@@ -107,26 +129,34 @@ def slack_signed(view: Callable[[HttpRequest, dict[str, str]], HttpResponse]) ->
     @csrf_exempt
     @functools.wraps(view)
     def wrapper(request: HttpRequest) -> HttpResponse:
-        if request.method != "POST":
-            return JsonResponse({"message": "Use POST.", "extra": {}}, status=405, headers={"Allow": "POST"})
-        try:
-            body = request.body
-        except RequestDataTooBig:
-            return _bad_request("The request body is too large.", status=413)
-        try:
-            verify_signature(
-                body=body,
-                timestamp=request.headers.get("X-Slack-Request-Timestamp"),
-                signature=request.headers.get("X-Slack-Signature"),
-                signing_secret=settings.SLACK_SIGNING_SECRET,
-            )
-        except SignatureError as exc:
-            logger.warning("Refused a Slack request to %s: %s", request.path, exc)
-            return _unauthorized(str(exc))
+        body = _verified_body(request)
+        if isinstance(body, HttpResponse):
+            return body
         form = {key: values[0] for key, values in parse_qs(body.decode("utf-8"), keep_blank_values=True).items()}
         # No text we store or look up may hold a NUL (PostgreSQL refuses it in text).
         if any("\x00" in key or "\x00" in value for key, value in form.items()):
             return _bad_request("The request contains a NUL character.")
         return view(request, form)
+
+    return wrapper
+
+
+def slack_signed_json(view: Callable[[HttpRequest, dict], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
+    """Like :func:`slack_signed` for a JSON body (the Events API): the view gets the
+    verified body's JSON object; anything else is a 400."""
+
+    @csrf_exempt
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest) -> HttpResponse:
+        body = _verified_body(request)
+        if isinstance(body, HttpResponse):
+            return body
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return _bad_request("The request body is not JSON.")
+        if not isinstance(payload, dict):
+            return _bad_request("The request body is not a JSON object.")
+        return view(request, payload)
 
     return wrapper

@@ -1,8 +1,9 @@
-"""/slack/: the signed endpoints Slack calls (both also answer with a trailing slash)."""
+"""/slack/: the signed endpoints Slack calls (each also answers with a trailing slash)."""
 
 from django.urls import path
 
 from slack_integration.commands import commands
+from slack_integration.events import events
 from slack_integration.interactions import interactions
 
 urlpatterns = [
@@ -10,4 +11,6 @@ urlpatterns = [
     path("commands/", commands),
     path("interactions", interactions, name="slack-interactions"),
     path("interactions/", interactions),
+    path("events", events, name="slack-events"),
+    path("events/", events),
 ]

@@ -74,8 +74,7 @@ def test_every_url_is_under_the_site_url_and_served_here():
         "interactions": "https://releasecal.example.org/slack/interactions",
         "events": "https://releasecal.example.org/slack/events",
     }
-    for name in ("commands", "interactions"):
-        url = urls[name]
+    for name, url in urls.items():
         assert resolve(urlsplit(url).path).url_name == f"slack-{name}"
 
 

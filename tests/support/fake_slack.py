@@ -13,6 +13,9 @@ FakeSlack(ts=...), else a generated one>}``; a missing token or one containing `
 gets ``invalid_token``, a channel named ``missing`` ``channel_not_found``. Bodies may be
 JSON or form-encoded (``blocks``/``attachments`` given as JSON strings are decoded).
 ``POST /webhook/<anything>`` is answered like an incoming webhook (``ok``).
+``users.info`` answers the user set in ``fake.users`` (``{"U1": {"tz": "Asia/Tokyo"}}``),
+else ``user_not_found``; ``views.publish`` answers ``{"ok": true, "view": <the view>}``.
+Neither counts as a delivered message.
 
 Failures: scripted ones with ``FakeSlack.fail_next(n, status, retry_after)`` or
 ``POST /_script {"status": 500, "count": 3, "retry_after": 1}``; a persistent Web API
@@ -106,6 +109,7 @@ class FakeSlack:
         self.held = 0  # messages received and waiting at the closed gate
         self.quiet = quiet
         self.keep_payloads = True
+        self.users: dict[str, dict] = {}  # users.info: Slack user id -> the user object's fields
         self.server = ThreadingHTTPServer((host, port), self._handler())
         self.server.daemon_threads = True
         self.thread: threading.Thread | None = None
@@ -263,6 +267,16 @@ class FakeSlack:
                     if error:
                         self._reply_json(call, {"ok": False, "error": error})
                         return
+                if is_api and call.method == "users.info":
+                    user = fake.users.get(str(payload.get("user", "")))
+                    if user is None:
+                        self._reply_json(call, {"ok": False, "error": "user_not_found"})
+                    else:
+                        self._reply_json(call, {"ok": True, "user": {"id": payload["user"], **user}})
+                    return
+                if is_api and call.method == "views.publish":
+                    self._reply_json(call, {"ok": True, "view": {"id": "V0HOME", **payload.get("view", {})}})
+                    return
                 self._record(call)
                 if not fake.gate.is_set():
                     with fake.lock:
