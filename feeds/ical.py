@@ -33,7 +33,10 @@ from releasecal import tz
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
 REFRESH = dt.timedelta(hours=1)
 # Changing what the writer emits must change every cache key: bump this.
-FORMAT_VERSION = "6"
+FORMAT_VERSION = "7"
+# Part of every event's SEQUENCE (feeds/published.py): raise it by one whenever the
+# wording of summaries or descriptions changes, so every client re-reads every event.
+SEQUENCE_FORMAT = 0
 
 
 @dataclass(frozen=True)

@@ -49,3 +49,21 @@ class FeedVersion(models.Model):
 
     def __str__(self) -> str:
         return f"Feed version {self.version}"
+
+
+class PublishedEvent(models.Model):
+    """What a feed last published for one event UID, so SEQUENCE and LAST-MODIFIED rise
+    whenever what a client sees changes, whatever caused it (a release's zone, the
+    policy, a grant, a KEP's title, an import, our own wording): see feeds/published.py."""
+
+    uid = models.CharField(max_length=255, primary_key=True)
+    timing = models.CharField(max_length=64, help_text="SHA-256 of DTSTART, DTEND, STATUS and SUMMARY")
+    shown = models.CharField(max_length=64, help_text="SHA-256 of every property a client shows")
+    sequence = models.PositiveIntegerField()
+    last_modified = models.DateTimeField()
+
+    class Meta:
+        db_table = "feeds_publishedevent"
+
+    def __str__(self) -> str:
+        return f"{self.uid} (SEQUENCE {self.sequence})"

@@ -27,6 +27,7 @@ from exceptions.models import ExceptionRequest, ExceptionRequestRevision
 from exceptions.selectors import effective_deadlines
 from feeds import ical
 from feeds.models import FeedToken
+from feeds.published import publish
 from feeds.services import feed_token_hash
 from releasecal import tz
 from releasecal.errors import NotFound
@@ -217,6 +218,8 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
             )
             events.append(event)
             stamps.append(event.last_modified)
+    events = publish(events)
+    stamps += [event.last_modified for event in events]
     name, description = _calendar_name(scope, releases, kep)
     body = ical.calendar_bytes(name=name, description=description, events=events)
     last_modified = max((tz.to_utc(s) for s in stamps), default=dt.datetime(2000, 1, 1, tzinfo=dt.UTC))

@@ -37,6 +37,9 @@ NOT_SHOWN = frozenset(
         "releasecal.AuditLog",  # never shown; written beside the changes it records
         "feeds.FeedToken",  # the token is looked up on every request; last_used_at is written by feed polls
         "feeds.FeedVersion",  # the version itself
+        # What the last build published, per UID (feeds/published.py): every build of one
+        # version records the same values, so it must not start a new version.
+        "feeds.PublishedEvent",
     }
 )
 VERSION_TABLE = "feeds_feedversion"
