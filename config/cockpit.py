@@ -24,18 +24,6 @@ RECENT = dt.timedelta(days=7)
 SHOWN = 50  # rows per list at most; the counts say when there are more
 
 
-def countdown(delta: dt.timedelta) -> str:
-    """``2 days 4 h`` / ``3 h 10 min`` / ``12 min``: how long something has waited."""
-    minutes = max(0, int(delta.total_seconds()) // 60)
-    days, minutes = divmod(minutes, 24 * 60)
-    hours, minutes = divmod(minutes, 60)
-    if days:
-        return f"{days} day{'s' if days != 1 else ''} {hours} h"
-    if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min"
-
-
 @dataclass
 class Waiting:
     request: ExceptionRequest
@@ -73,7 +61,7 @@ def waiting_requests(now: dt.datetime) -> tuple[list[Waiting], int]:
         result.append(
             Waiting(
                 request=request,
-                waited=countdown(now - request.submitted_at),
+                waited=tz.render_waited(now - request.submitted_at),
                 window_closes=tz.render_deadline(closes, request.release.zone),
                 after_window=request.submitted_at > closes,
                 signoffs=request.signoff_rows,

@@ -8,6 +8,7 @@ input and call one function of ``exceptions.services``; a DomainError from the s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 
@@ -16,7 +17,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -29,7 +30,7 @@ from exceptions.models import (
     ExceptionRequestRevision,
     ProposedDecision,
 )
-from exceptions.selectors import effective_deadline
+from exceptions.selectors import effective_deadline, request_deadlines
 from exceptions.services import (
     DECIDE_PERMISSION,
     RequestFields,
@@ -42,6 +43,7 @@ from exceptions.services import (
     exception_request_withdraw,
     proposed_decision_confirm,
     proposed_decision_dismiss,
+    request_window_closes,
 )
 from releasecal import tz
 from releasecal.admin import SigFilter, WallTimeField, ZoneInput, parse_wall_into
@@ -227,12 +229,44 @@ def _granted_shown(decision: Decision | None) -> str:
     return tz.render_deadline(decision.granted_until, decision.granted_zone)
 
 
+class WaitingFilter(admin.SimpleListFilter):
+    """Pending requests that need attention by time: waiting over a day, or whose request
+    window closes within 24 hours (more requests may still come for that freeze)."""
+
+    title = "waiting"
+    parameter_name = "waiting"
+
+    def lookups(self, request, model_admin):
+        return [("day", "Waiting longer than a day"), ("closing", "Window closing in 24 h")]
+
+    def queryset(self, request, queryset):
+        now = tz.utc_now()
+        pending = queryset.filter(state=ExceptionRequest.State.PENDING)
+        if self.value() == "day":
+            return pending.filter(submitted_at__lt=now - dt.timedelta(days=1))
+        if self.value() == "closing":
+            freezes = (
+                Milestone.objects.filter(
+                    kind__allows_exceptions=True,
+                    cancelled=False,
+                    exception_requests__state=ExceptionRequest.State.PENDING,
+                )
+                .select_related("release")
+                .distinct()
+            )
+            closing = [m.pk for m in freezes if now <= request_window_closes(m) <= now + dt.timedelta(hours=24)]
+            return pending.filter(milestone__in=closing)
+        return queryset
+
+
 @admin.register(ExceptionRequest)
 class ExceptionRequestAdmin(admin.ModelAdmin):
     form = SubmitForm
-    list_display = ["id", "kep", "milestone", "days", "state", "submitted", "deadline"]
+    list_display = [
+        "id", "kep", "milestone", "days", "state", "submitted", "waited", "window_closes", "signoff_count", "deadline",
+    ]  # fmt: skip
     list_display_links = ["id", "kep"]
-    list_filter = ["state", "release", ("milestone", admin.RelatedOnlyFieldListFilter), SigFilter]
+    list_filter = ["state", WaitingFilter, "release", ("milestone", admin.RelatedOnlyFieldListFilter), SigFilter]
     search_fields = ["enhancement__number__exact", "enhancement__title", "revisions__enhancement_name"]
     search_help_text = "KEP number (2400 or KEP-2400) or name"
     list_select_related = ["enhancement", "milestone", "milestone__release", "release", "decision"]
@@ -293,9 +327,38 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
     def submitted(self, obj: ExceptionRequest) -> str:
         return tz.render_in_zone(obj.submitted_at, obj.release.zone)
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(signoff_total=Count("signoffs", distinct=True))
+
+    def get_changelist_instance(self, request):
+        # Every row's effective deadline at once (not a query per row).
+        changelist = super().get_changelist_instance(request)
+        deadlines = request_deadlines(changelist.result_list)
+        for row in changelist.result_list:
+            row.effective_row = deadlines[row.pk]
+        return changelist
+
+    @admin.display(description="Waited")
+    def waited(self, obj: ExceptionRequest) -> str:
+        if obj.state != ExceptionRequest.State.PENDING:
+            return "-"
+        return tz.render_waited(tz.utc_now() - obj.submitted_at)
+
+    @admin.display(description="Request window closes")
+    def window_closes(self, obj: ExceptionRequest) -> str:
+        closes = request_window_closes(obj.milestone)
+        shown = tz.render_deadline_in_zone(closes, obj.release.zone)
+        return f"{shown} (filed after it)" if obj.submitted_at > closes else shown
+
+    @admin.display(description="Sign-offs", ordering="signoff_total")
+    def signoff_count(self, obj: ExceptionRequest) -> int:
+        return obj.signoff_total
+
     @admin.display(description="Effective deadline")
     def deadline(self, obj: ExceptionRequest) -> str:
-        found = effective_deadline(enhancement=obj.enhancement, milestone=obj.milestone)
+        found = getattr(obj, "effective_row", None) or effective_deadline(
+            enhancement=obj.enhancement, milestone=obj.milestone
+        )
         text = found.display()
         if found.warning:
             return f"{text} ⚠ {found.warning}"

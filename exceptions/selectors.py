@@ -218,6 +218,27 @@ def _held_before(deadline: Deadline, previous: Milestone) -> bool:
     return before is not None and granted > before
 
 
+def request_deadlines(requests: Iterable[ExceptionRequest]) -> dict[int, Deadline]:
+    """The effective deadline of each request's KEP for its milestone, keyed by request
+    id: one query whatever the number of rows (the hard stops), when the requests come
+    with their milestone, release, enhancement and decision loaded. A request that is
+    not approved leaves its milestone's own deadline."""
+    requests = list(requests)
+    approved = [r for r in requests if r.state == ExceptionRequest.State.APPROVED and hasattr(r, "decision")]
+    stops = hard_stops({r.release_id for r in approved})
+    result = {}
+    for request in requests:
+        milestone, own = request.milestone, request.milestone.deadline
+        if request in approved:
+            result[request.pk] = granted_deadline(
+                milestone=milestone, own=own, request=request, hard_stop=stops.get(milestone.release_id),
+                keps=[request.enhancement.number],
+            )  # fmt: skip
+        else:
+            result[request.pk] = _own(milestone, own, [request.enhancement.number])
+    return result
+
+
 def effective_deadline(*, enhancement: Enhancement, milestone: Milestone) -> Deadline:
     return effective_deadlines(milestones=[milestone], enhancements=[enhancement])[(enhancement.pk, milestone.pk)]
 

@@ -442,6 +442,18 @@ def render_with_aoe(instant: dt.datetime, zone: str) -> str:
     return " / ".join(parts)
 
 
+def render_waited(delta: dt.timedelta) -> str:
+    """How long something has waited: ``2 days 4 h``, ``3 h 10 min``, ``12 min``."""
+    minutes = max(0, int(delta.total_seconds()) // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days} day{'s' if days != 1 else ''} {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min"
+
+
 # ------------------------------------------------------------- deadline wording
 # People say "Thursday 10 December 2026 (AoE)" for the end of Thursday anywhere on
 # Earth, the instant Friday 00:00 AoE. A deadline at the first instant of a local day
