@@ -142,6 +142,7 @@ def test_a_lead_approves_from_the_cockpit_in_a_browser(browser, live_server, mig
     _migrated_rows()
     lead = User.objects.create_user("cockpit-lead", "lead@example.com", "pw-cockpit-1", is_staff=True)
     lead.groups.add(Group.objects.get(name="Release Team"))
+    release.team.add(lead)  # deciding is per release (issue 13)
     request = _file(release, code_freeze, 6100)
     SHOTS.mkdir(parents=True, exist_ok=True)
     for label, width in (("phone", 390), ("desktop", 1280)):
