@@ -10,7 +10,8 @@ from django.db import transaction
 
 from releasecal import tz
 from reminders import services
-from reminders.models import Channel, Delivery, ReminderRule
+from reminders.liveness import sweep_stall_check, sweep_status
+from reminders.models import Channel, Delivery, ReminderRule, SweepHeartbeat
 
 
 @admin.register(Channel)
@@ -113,3 +114,27 @@ class DeliveryAdmin(admin.ModelAdmin):
             self.message_user(
                 request, f"{skipped} not retried: only failed, missed or cancelled ones can be.", messages.WARNING
             )
+
+
+@admin.register(SweepHeartbeat)
+class SweepHeartbeatAdmin(admin.ModelAdmin):
+    """When the minute sweep last completed (read-only); opening it also runs the stall
+    check, which alerts the release team once per stall."""
+
+    list_display = ["status", "last_completed_at", "stall_alerted_for"]
+    readonly_fields = ["status", "last_completed_at", "stall_alerted_for"]
+    fields = readonly_fields
+
+    @admin.display(description="Reminder sweep")
+    def status(self, obj: SweepHeartbeat) -> str:
+        sweep_stall_check()
+        return sweep_status()[1]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -186,3 +186,18 @@ class Delivery(models.Model):
     def __str__(self) -> str:
         target = f"request #{self.request_id}" if self.request_id else f"milestone #{self.milestone_id}"
         return f"{self.offset} · {target} · {self.channel.name} {self.recipient}".strip()
+
+
+class SweepHeartbeat(models.Model):
+    """One row: when the minute sweep last completed, and whether the release team was
+    told it stopped. ``manage.py check_services`` and the admin show it."""
+
+    last_completed_at = models.DateTimeField(null=True, blank=True)
+    # The stall the team was alerted about (the last_completed_at it saw): one alert per stall.
+    stall_alerted_for = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "reminder sweep"
+
+    def __str__(self) -> str:
+        return f"last sweep completed at {self.last_completed_at}"

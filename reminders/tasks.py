@@ -10,12 +10,14 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from reminders import services
+from reminders import liveness, services
 
 
 @shared_task(name="reminders.sweep", ignore_result=True)
 def deliveries_sweep_task() -> dict:
     result = services.deliveries_sweep()
+    liveness.missed_alert(result.missed)
+    liveness.sweep_completed()
     return {
         "queued": len(result.queued),
         "reclaimed": result.reclaimed,

@@ -277,6 +277,8 @@ if INTAKE_IMAP_HOST:
 
 # Reminders (see docs/reminders.md).
 REMINDERS_GRACE_MINUTES = int(os.environ.get("REMINDERS_GRACE_MINUTES", "30"))
+# No completed sweep for this long: check_services and the admin say so, the team is alerted once.
+REMINDERS_STALL_MINUTES = int(os.environ.get("REMINDERS_STALL_MINUTES", "5"))
 REMINDERS_LEASE_SECONDS = int(os.environ.get("REMINDERS_LEASE_SECONDS", "300"))
 REMINDERS_SEND_TIME_LIMIT = max(2, int(REMINDERS_LEASE_SECONDS * 0.8))
 REMINDERS_SEND_SOFT_TIME_LIMIT = max(1, int(REMINDERS_LEASE_SECONDS * 0.6))
