@@ -15,6 +15,8 @@ class RemindersConfig(AppConfig):
 
     def ready(self) -> None:
         # The ledger follows deadlines: register with the two services that move them.
-        from reminders import hooks
+        # The tasks module is imported here so every process (web too, not only workers)
+        # has the send task registered: services queue it by name.
+        from reminders import hooks, tasks  # noqa: F401
 
         hooks.register()
