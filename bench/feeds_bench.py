@@ -144,6 +144,7 @@ def build_data() -> None:
     requester = User.objects.create_user("bench-requester")
     decider = User.objects.create_user("bench-lead")
     decider.groups.add(Group.objects.get(name="Release Team"))
+    release.leads.add(decider)  # deciding needs membership of this release's team
     for n in range(300):
         kep = enhancement_upsert(number=10000 + n, title=f"Bench feature {n}", owning_sig=SIG)
         tracking_set(release=release, enhancement=kep, stage="beta")
