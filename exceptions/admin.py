@@ -799,6 +799,25 @@ class ProposedDecisionAdmin(admin.ModelAdmin):
         return HttpResponseRedirect(reverse("admin:exceptions_exceptionrequest_change", args=[proposal.request_id]))
 
     def confirm_view(self, request, object_id):
+        proposal = self.get_object(request, object_id)
+        if (
+            proposal is not None
+            and request.method == "POST"
+            and proposal.state == ProposedDecision.State.PROPOSED
+            and proposal.outcome == Decision.Outcome.APPROVED
+            and proposal.granted_until is None
+            and proposal.granted_text
+        ):
+            # The reply's deadline could not be placed (e.g. "IST"): the approve form asks for it.
+            self.message_user(
+                request,
+                f"The reply's deadline {proposal.granted_text!r} could not be read unambiguously "
+                f"({' '.join(proposal.warnings)}) Give it here to approve.",
+                messages.WARNING,
+            )
+            return HttpResponseRedirect(
+                reverse("admin:exceptions_exceptionrequest_approve", args=[proposal.request_id])
+            )
         return self._one(
             request, object_id, lambda p: proposed_decision_confirm(proposal=p, actor=request.user), "confirmed"
         )

@@ -429,3 +429,18 @@ def test_the_admin_add_page_records_the_admin_user_as_entered_by(release, kep, c
     request = ExceptionRequest.objects.get()
     assert (request.requester, request.entered_by) == (requester, lead)
     assert request.current.entered_by == lead
+
+
+def test_the_admin_sends_an_ambiguous_proposal_to_the_approve_form(release, kep_4639, lead):
+    from django.test import Client
+
+    lead.is_staff = True
+    lead.save()
+    text = body("thread-approval-pst-in-june-2024.mbox").replace("18:00 PST", "18:00 IST")
+    filed = file_thread(read_thread(text), entered_by=lead)
+    client = Client()
+    client.force_login(lead)
+    response = client.post(f"/admin/exceptions/proposeddecision/{filed.proposal.pk}/confirm/", follow=True)
+    assert response.redirect_chain[-1][0] == f"/admin/exceptions/exceptionrequest/{filed.request.pk}/approve/"
+    assert "could not be read unambiguously" in response.content.decode()
+    assert ExceptionRequest.objects.get().state == "pending"
