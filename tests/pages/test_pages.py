@@ -192,9 +192,9 @@ def test_release_page_shows_every_milestone_in_native_utc_and_aoe(client, releas
     freeze = release.milestones.get(kind__slug="code-freeze")
     assert "19:00 PDT Tuesday 23 July 2024" in html
     assert "02:00 UTC Wednesday 24 July 2024" in html
-    assert tz.render_in_zone(freeze.at, tz.AOE) in html  # 14:00 AoE Tuesday 23 July 2024
     assert "14:00 AoE Tuesday 23 July 2024" in html
-    assert f'<time datetime="{tz.isoformat_utc(freeze.at)}">' in html
+    assert freeze.at == dt.datetime(2024, 7, 24, 2, 0, tzinfo=dt.UTC)
+    assert '<time datetime="2024-07-24T02:00:00Z">' in html
     # The window's end, and the date-only GA as an all-day date.
     assert "19:00 PDT Wednesday 7 August 2024" in html
     assert "Tuesday 13 August 2024" in html
@@ -226,11 +226,10 @@ def test_the_timeline_marks_now_inside_a_running_cycle(client):
 
 @pytest.mark.django_db
 def test_release_page_renders_the_viewer_column_on_the_server_with_tz(client, release):
-    freeze = release.milestones.get(kind__slug="code-freeze")
     response = client.get("/releases/1.31/?tz=Asia/Tokyo")
     assert response.status_code == 200
     html = _text(response)
-    assert tz.render_in_zone(freeze.at, "Asia/Tokyo") in html  # 11:00 JST Wednesday 24 July 2024
+    assert "11:00 JST Wednesday 24 July 2024" in html
     assert "11:00 JST Wednesday 24 July 2024" in html
     assert 'data-viewer-zone="Asia/Tokyo"' in html
     assert "releasecal_tz" not in response.cookies  # a shared link does not overwrite a reader's choice
@@ -249,9 +248,8 @@ def test_the_zone_form_remembers_the_choice_in_a_cookie_and_cleans_the_url(clien
     assert response.status_code == 302
     assert response["Location"] == "/releases/1.31/?tz=Europe/Berlin"
     assert response.cookies["releasecal_tz"].value == "Europe/Berlin"
-    freeze = release.milestones.get(kind__slug="code-freeze")
     page = client.get(response["Location"])
-    assert tz.render_in_zone(freeze.at, "Europe/Berlin") in _text(page)  # 04:00 CEST Wednesday 24 July 2024
+    assert "04:00 CEST Wednesday 24 July 2024" in _text(page)
 
 
 @pytest.mark.django_db
