@@ -27,7 +27,7 @@ demo: migrate
 # The embedded default: SQLite, console email, demo data, an admin login printed.
 # A Celery worker with its beat (reminders) runs beside the web server on the
 # file-system broker under var/celery/ (Redis when CELERY_BROKER_URL/REDIS_URL is set);
-# it stops with the server.
+# it stops with the server, and is started again if it exits (config/supervise.sh).
 run: export DEBUG ?= 1
 # With Debian's dovecot installed, a local IMAP mailbox holding one exception request is
 # started too (in a temporary directory under /tmp: dovecot's processes run as another
@@ -37,7 +37,7 @@ run: demo
 	@mailbox=$$(mktemp -d /tmp/releasecal-dovecot-XXXXXX); \
 	$(PY) manage.py intake_demo_mailbox --dir $$mailbox > var/intake-demo.env || : > var/intake-demo.env; \
 	set -a; . ./var/intake-demo.env; set +a; \
-	$(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO & worker=$$!; \
+	sh config/supervise.sh $(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null; $(PY) manage.py intake_demo_mailbox --stop --dir $$mailbox; rm -rf $$mailbox' EXIT INT TERM; \
 	$(PY) manage.py runserver 127.0.0.1:8000
 
