@@ -69,48 +69,6 @@ FIELD_LABELS: dict[str, str] = {
     "risks_cutting": "Risks from cutting enhancement",
 }
 
-ZONE_ABBREVIATIONS: dict[str, str] = {
-    "AOE": tz.AOE,
-    "UTC": "UTC",
-    "GMT": "UTC",
-    "Z": "UTC",
-    "CET": "Europe/Berlin",
-    "CEST": "Europe/Berlin",
-    "WET": "Europe/Lisbon",
-    "WEST": "Europe/Lisbon",
-    "EET": "Europe/Athens",
-    "EEST": "Europe/Athens",
-    "PT": "America/Los_Angeles",
-    "PST": "America/Los_Angeles",
-    "PDT": "America/Los_Angeles",
-    "MT": "America/Denver",
-    "MST": "America/Denver",
-    "MDT": "America/Denver",
-    "CT": "America/Chicago",
-    "CDT": "America/Chicago",
-    "ET": "America/New_York",
-    "EST": "America/New_York",
-    "EDT": "America/New_York",
-    "JST": "Asia/Tokyo",
-    "KST": "Asia/Seoul",
-    "SGT": "Asia/Singapore",
-    "HKT": "Asia/Hong_Kong",
-    "AEST": "Australia/Sydney",
-    "AEDT": "Australia/Sydney",
-    "BRT": "America/Sao_Paulo",
-}
-# Abbreviations that name several zones are never guessed (tz.AMBIGUOUS_LABELS).
-_AMBIGUOUS_ABBREVIATIONS = {
-    label: " or ".join(f"{name} ({zone})" for name, zone in options) for label, options in tz.AMBIGUOUS_LABELS.items()
-}
-_ZONE_WORDS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\banywhere[\s-]+on[\s-]+earth\b", re.I), tz.AOE),
-    (re.compile(r"\bpacific(?:\s+(?:standard|daylight))?\s+time\b", re.I), "America/Los_Angeles"),
-    (re.compile(r"\beastern(?:\s+(?:standard|daylight))?\s+time\b", re.I), "America/New_York"),
-    (re.compile(r"\bcentral\s+european(?:\s+(?:summer|standard))?\s+time\b", re.I), "Europe/Berlin"),
-    (re.compile(r"\bindia(?:n)?\s+standard\s+time\b", re.I), "Asia/Kolkata"),
-]
-
 MILESTONE_KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("code-freeze", re.compile(r"\bcode[\s-]*freeze\b", re.I)),
     ("enhancements-freeze", re.compile(r"\benhancements?[\s-]*freeze\b", re.I)),
@@ -443,53 +401,6 @@ def _clean_answer(value: str, name: str) -> str:
     return value if name in _PROSE_FIELDS else " ".join(value.split())
 
 
-# Abbreviations that name one half of a DST pair: written in the wrong season they are
-# a mislabel ("PST" in July), which the caller can check once it knows the date.
-SEASONAL_ABBREVIATIONS = frozenset({"PST", "PDT", "MST", "MDT", "CDT", "EST", "EDT", "CET", "CEST", "WET", "WEST",
-                                    "EET", "EEST", "BST", "AEST", "AEDT"})  # fmt: skip
-
-
-def seasonal_abbreviation(text: str) -> str:
-    """The first standard/daylight abbreviation written in ``text`` ("PST"), or ""."""
-    match = re.search(rf"\b({'|'.join(sorted(SEASONAL_ABBREVIATIONS, key=len, reverse=True))})\b", text)
-    return match.group(1) if match else ""
-
-
-def zone_from_text(text: str) -> tuple[str, list[str]]:
-    """The first zone named in ``text`` as a stored zone name, and any warnings."""
-    warnings: list[str] = []
-    found: list[tuple[int, str]] = []
-    for match in re.finditer(r"\b[A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?\b", text):
-        if tz.is_valid_zone(match.group(0)):
-            found.append((match.start(), tz.normalize_zone_name(match.group(0))))
-    for match in re.finditer(r"\b(?:UTC|GMT)\s*([+-\u2212])\s*(\d{1,2})(?::?(\d{2}))?\b", text):
-        hours, minutes = int(match.group(2)), int(match.group(3) or 0)
-        if minutes or hours > 14:
-            warnings.append(f"The offset {match.group(0)!r} has no fixed-offset zone; it was not used as the zone.")
-            continue
-        sign = "-" if match.group(1) == "+" else "+"  # POSIX: Etc/GMT-2 is UTC+2
-        found.append((match.start(), tz.normalize_zone_name(f"Etc/GMT{sign}{hours}" if hours else "UTC")))
-    for match in re.finditer(r"\b(?:aoe|AOE|AoE)\b|\b[A-Z]{2,4}\b", text):
-        token = match.group(0)
-        upper = token.upper()
-        if upper in _AMBIGUOUS_ABBREVIATIONS and token.isupper():
-            warnings.append(f"{upper} can mean {_AMBIGUOUS_ABBREVIATIONS[upper]}; it was not guessed (no zone read).")
-            found.append((match.start(), ""))
-            continue
-        if upper in ZONE_ABBREVIATIONS and (token.isupper() or upper == "AOE"):
-            if any(start <= match.start() < start + 12 for start, _ in found):
-                continue  # the UTC of "UTC+2", already read
-            found.append((match.start(), ZONE_ABBREVIATIONS[upper]))
-    for regex, zone in _ZONE_WORDS:
-        match = regex.search(text)
-        if match:
-            found.append((match.start(), zone))
-    if not found:
-        return "", warnings
-    found.sort()
-    return found[0][1], warnings
-
-
 _MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"  # noqa: E501
 _WEEKDAYS = r"mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs(?:day)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _TIMEISH_RE = re.compile(
@@ -510,7 +421,7 @@ def _read_until(value: str) -> str:
     for words in _UNTIL_WORDS:
         for match in re.finditer(rf"\b(?:{words})\b\s+(?=(?P<until>[^\n]+))", value, re.I):
             start = match["until"][:40]
-            if _TIMEISH_RE.search(start) or zone_from_text(start)[0]:
+            if _TIMEISH_RE.search(start) or tz.zone_from_text(start)[0]:
                 until = match["until"]
                 break
         if until:
@@ -1101,7 +1012,7 @@ def _fit_lengths(fields: RequestFields, warnings: list[str]) -> None:
 def _until(occ: _Occurrence, value: str) -> tuple[str, str, list[str]]:
     """(until_text, until_zone, warnings) for one "Additional time needed" line."""
     until_text = _read_until(value)
-    zone, warnings = zone_from_text(until_text or value)
+    zone, warnings = tz.zone_from_text(until_text or value)
     if not zone:
         # 2025 wording: "Additional time needed (in calendar days, due end of day AoE)".
         key_line = _strip_bullet(occ.line.text)
@@ -1155,7 +1066,7 @@ def _amendments(
         if match:
             rest = line.text[match.end() :]
             u_text = _read_until(rest)
-            u_zone, more = zone_from_text(u_text or rest)
+            u_zone, more = tz.zone_from_text(u_text or rest)
             warnings.extend(more)
             add(_Signal(line, int(match["days"]), u_text, u_zone, line.text.strip()))
         elif _is_amendment_line(line.text) and (-line.depth, line.index) > base.key:

@@ -691,7 +691,6 @@ def file_thread(
 
 
 def _file(reading, parsed, notes, release, milestone, received_at, entered_by, requester, create_kep, dry_run):
-    from exceptions.parsing import seasonal_abbreviation
     from exceptions.services import (
         RequestFields,
         exception_request_amend,
@@ -705,7 +704,7 @@ def _file(reading, parsed, notes, release, milestone, received_at, entered_by, r
     for name in parsed.missing:
         notes.append(f"Not read: {FIELD_LABELS[name]} ({parsed.problems[name]}).")
     for until_text, zone in [(parsed.fields.until_text, parsed.fields.until_zone)]:
-        written = seasonal_abbreviation(until_text)
+        written = tz.seasonal_label(until_text)
         if written and zone and (reading.until is None or reading.until.instant is None):
             in_force = tz.abbreviation(received_at, zone)
             if in_force != written:

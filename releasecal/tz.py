@@ -19,7 +19,7 @@ import datetime as dt
 import re
 import zoneinfo
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from releasecal.errors import ValidationFailed
 
@@ -545,27 +545,88 @@ def isoformat_utc(instant: dt.datetime) -> str:
 
 PACIFIC = "America/Los_Angeles"
 
-LABEL_ZONES = {
-    "UTC": "UTC", "GMT": "UTC", "Z": "UTC",
-    "AOE": AOE,
-    "PST": PACIFIC, "PDT": PACIFIC, "PT": PACIFIC, "PACIFIC": PACIFIC,
-    "MST": "America/Denver", "MDT": "America/Denver", "MT": "America/Denver",
-    "CST": "America/Chicago", "CDT": "America/Chicago", "CT": "America/Chicago",
-    "EST": "America/New_York", "EDT": "America/New_York", "ET": "America/New_York",
-    "BST": "Europe/London",
-    "CET": "Europe/Berlin", "CEST": "Europe/Berlin",
-    "EET": "Europe/Athens", "EEST": "Europe/Athens",
-    "IST": "Asia/Kolkata",
-    "JST": "Asia/Tokyo",
-    "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
+_H = dt.timedelta(hours=1)
+
+# THE table of written zone labels (there is no other): label -> (the region whose
+# wall clock it names, the fixed offset it literally means, or None for a generic
+# label such as PT that does not say whether summer time is in force).
+ZONE_LABELS: dict[str, tuple[str, dt.timedelta | None]] = {
+    "UTC": ("UTC", dt.timedelta(0)),
+    "GMT": ("UTC", dt.timedelta(0)),
+    "Z": ("UTC", dt.timedelta(0)),
+    "AOE": (AOE, -12 * _H),
+    "PT": ("America/Los_Angeles", None),
+    "PACIFIC": ("America/Los_Angeles", None),
+    "PST": ("America/Los_Angeles", -8 * _H),
+    "PDT": ("America/Los_Angeles", -7 * _H),
+    "MT": ("America/Denver", None),
+    "MST": ("America/Denver", -7 * _H),
+    "MDT": ("America/Denver", -6 * _H),
+    "CT": ("America/Chicago", None),
+    "CDT": ("America/Chicago", -5 * _H),
+    "ET": ("America/New_York", None),
+    "EST": ("America/New_York", -5 * _H),
+    "EDT": ("America/New_York", -4 * _H),
+    "CET": ("Europe/Berlin", 1 * _H),
+    "CEST": ("Europe/Berlin", 2 * _H),
+    "WET": ("Europe/Lisbon", dt.timedelta(0)),
+    "WEST": ("Europe/Lisbon", 1 * _H),
+    "EET": ("Europe/Athens", 2 * _H),
+    "EEST": ("Europe/Athens", 3 * _H),
+    "JST": ("Asia/Tokyo", 9 * _H),
+    "KST": ("Asia/Seoul", 9 * _H),
+    "SGT": ("Asia/Singapore", 8 * _H),
+    "HKT": ("Asia/Hong_Kong", 8 * _H),
+    "PKT": ("Asia/Karachi", 5 * _H),
+    "AEST": ("Australia/Sydney", 10 * _H),
+    "AEDT": ("Australia/Sydney", 11 * _H),
+    "NZST": ("Pacific/Auckland", 12 * _H),
+    "NZDT": ("Pacific/Auckland", 13 * _H),
+    "BRT": ("America/Sao_Paulo", -3 * _H),
+}
+# Abbreviations in use for several zones: never guessed from a person's text (the
+# reader lists every candidate). A schedule README, whose every label is checked against
+# the UTC time beside it, reads the first candidate (zone_for_label).
+AMBIGUOUS_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
+    "IST": (("India Standard Time", "Asia/Kolkata"), ("Irish Standard Time", "Europe/Dublin"),
+            ("Israel Standard Time", "Asia/Jerusalem")),
+    "CST": (("US Central Standard Time", "America/Chicago"), ("China Standard Time", "Asia/Shanghai"),
+            ("Cuba Standard Time", "America/Havana")),
+    "BST": (("British Summer Time", "Europe/London"), ("Bangladesh Standard Time", "Asia/Dhaka")),
+    "AST": (("Atlantic Standard Time", "America/Halifax"), ("Arabia Standard Time", "Asia/Riyadh")),
 }  # fmt: skip
+
 # Labels that name a region without saying whether summer time is in force.
-GENERIC_LABELS = frozenset({"PT", "PACIFIC", "MT", "CT", "ET"})
+GENERIC_LABELS = frozenset(label for label, (_, offset) in ZONE_LABELS.items() if offset is None)
+
+
+def seasonal_label(text: str) -> str:
+    """The first label in ``text`` that names one half of a summer-time pair ("PST",
+    "CEST", "BST"), or "": written in the wrong season it is a mislabel, which the
+    caller can check once it knows the date."""
+    for match in re.finditer(r"\b[A-Z]{3,4}\b", text):
+        if _is_seasonal(match.group(0)):
+            return match.group(0)
+    return ""
+
+
+@cache
+def _is_seasonal(label: str) -> bool:
+    if label in ZONE_LABELS:
+        region, offset = ZONE_LABELS[label]
+        regions = [region] if offset is not None else []
+    else:
+        regions = [zone for _, zone in AMBIGUOUS_LABELS.get(label, ())]
+    return any(len(set(label_offsets(region, 2024).values())) == 2 for region in regions if region != AOE)
 
 
 def zone_for_label(label: str) -> str | None:
-    """The zone whose clock a written label names (``PDT`` -> America/Los_Angeles), or None."""
-    return LABEL_ZONES.get(label.strip().upper())
+    """The zone whose clock a written label names (``PDT`` -> America/Los_Angeles), or
+    None; a label of several zones (BST) gives its first candidate (Europe/London)."""
+    upper = label.strip().upper()
+    if upper in ZONE_LABELS:
+        return ZONE_LABELS[upper][0]
+    return AMBIGUOUS_LABELS[upper][0][1] if upper in AMBIGUOUS_LABELS else None
 
 
 def label_offsets(zone: str, year: int) -> dict[str, dt.timedelta]:
@@ -611,52 +672,6 @@ def end_of_day_in_force(day: dt.date, zone: str) -> dt.datetime:
 #   (the day the text was sent): "until EOD Friday" written on a Friday is a week later.
 # - A date without a year takes the reference's year (the next year when that would put
 #   it more than 31 days before the reference).
-
-_H = dt.timedelta(hours=1)
-
-# label -> (region whose wall clock it names, the fixed offset it literally means or None)
-ZONE_LABELS: dict[str, tuple[str, dt.timedelta | None]] = {
-    "UTC": ("UTC", dt.timedelta(0)),
-    "GMT": ("UTC", dt.timedelta(0)),
-    "Z": ("UTC", dt.timedelta(0)),
-    "AOE": (AOE, -12 * _H),
-    "PT": ("America/Los_Angeles", None),
-    "PST": ("America/Los_Angeles", -8 * _H),
-    "PDT": ("America/Los_Angeles", -7 * _H),
-    "MT": ("America/Denver", None),
-    "MST": ("America/Denver", -7 * _H),
-    "MDT": ("America/Denver", -6 * _H),
-    "CT": ("America/Chicago", None),
-    "CDT": ("America/Chicago", -5 * _H),
-    "ET": ("America/New_York", None),
-    "EST": ("America/New_York", -5 * _H),
-    "EDT": ("America/New_York", -4 * _H),
-    "CET": ("Europe/Berlin", 1 * _H),
-    "CEST": ("Europe/Berlin", 2 * _H),
-    "WET": ("Europe/Lisbon", dt.timedelta(0)),
-    "WEST": ("Europe/Lisbon", 1 * _H),
-    "EET": ("Europe/Athens", 2 * _H),
-    "EEST": ("Europe/Athens", 3 * _H),
-    "JST": ("Asia/Tokyo", 9 * _H),
-    "KST": ("Asia/Seoul", 9 * _H),
-    "SGT": ("Asia/Singapore", 8 * _H),
-    "HKT": ("Asia/Hong_Kong", 8 * _H),
-    "PKT": ("Asia/Karachi", 5 * _H),
-    "AEST": ("Australia/Sydney", 10 * _H),
-    "AEDT": ("Australia/Sydney", 11 * _H),
-    "NZST": ("Pacific/Auckland", 12 * _H),
-    "NZDT": ("Pacific/Auckland", 13 * _H),
-    "BRT": ("America/Sao_Paulo", -3 * _H),
-}
-# Abbreviations in use for several zones: never guessed.
-AMBIGUOUS_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
-    "IST": (("India Standard Time", "Asia/Kolkata"), ("Irish Standard Time", "Europe/Dublin"),
-            ("Israel Standard Time", "Asia/Jerusalem")),
-    "CST": (("US Central Standard Time", "America/Chicago"), ("China Standard Time", "Asia/Shanghai"),
-            ("Cuba Standard Time", "America/Havana")),
-    "BST": (("British Summer Time", "Europe/London"), ("Bangladesh Standard Time", "Asia/Dhaka")),
-    "AST": (("Atlantic Standard Time", "America/Halifax"), ("Arabia Standard Time", "Asia/Riyadh")),
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -809,6 +824,44 @@ def find_zone_label(text: str) -> str:
         if match:
             found.append((match.start(), label))
     return min(found)[1] if found else ""
+
+
+def zone_from_text(text: str) -> tuple[str, list[str]]:
+    """The first zone named in a person's text ("EOD Friday CET", "UTC+2", "Pacific
+    time", "Asia/Tokyo") as a stored zone name, and any warnings; "" when none is, or
+    when the first is a label of several zones (IST), which is never guessed."""
+    warnings: list[str] = []
+    found: list[tuple[int, str]] = []
+    for match in re.finditer(r"\b[A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?\b", text):
+        if is_valid_zone(match.group(0)):
+            found.append((match.start(), normalize_zone_name(match.group(0))))
+    for match in re.finditer(r"\b(?:UTC|GMT)\s*([+-\u2212])\s*(\d{1,2})(?::?(\d{2}))?\b", text):
+        hours, minutes = int(match.group(2)), int(match.group(3) or 0)
+        if minutes or hours > 14:
+            warnings.append(f"The offset {match.group(0)!r} has no fixed-offset zone; it was not used as the zone.")
+            continue
+        sign = "-" if match.group(1) == "+" else "+"  # POSIX: Etc/GMT-2 is UTC+2
+        found.append((match.start(), normalize_zone_name(f"Etc/GMT{sign}{hours}" if hours else "UTC")))
+    for match in re.finditer(r"\b(?:aoe|AOE|AoE)\b|\b[A-Z]{2,4}\b", text):
+        token = match.group(0)
+        upper = token.upper()
+        if upper in AMBIGUOUS_LABELS and token.isupper():
+            names = " or ".join(f"{name} ({zone})" for name, zone in AMBIGUOUS_LABELS[upper])
+            warnings.append(f"{upper} can mean {names}; it was not guessed (no zone read).")
+            found.append((match.start(), ""))
+            continue
+        if upper in ZONE_LABELS and (token.isupper() or upper == "AOE"):
+            if any(start <= match.start() < start + 12 for start, _ in found):
+                continue  # the UTC of "UTC+2", already read
+            found.append((match.start(), ZONE_LABELS[upper][0]))
+    for regex, label in _LABEL_WORDS:
+        match = regex.search(text)
+        if match:
+            found.append((match.start(), label_zone(label)))
+    if not found:
+        return "", warnings
+    found.sort()
+    return found[0][1], warnings
 
 
 def label_zone(label: str) -> str:

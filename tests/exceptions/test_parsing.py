@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exceptions.parsing import Amendment, parse_request_email, read_days, zone_from_text
+from exceptions.parsing import Amendment, parse_request_email, read_days
+from releasecal.tz import zone_from_text
 from tests.support.paths import EXCEPTION_EMAILS
 
 EMAILS = EXCEPTION_EMAILS

@@ -337,7 +337,8 @@ def test_utc_now_is_aware():
 @pytest.mark.parametrize(
     ("label", "zone"),
     [("PDT", "America/Los_Angeles"), ("pst", "America/Los_Angeles"), ("Pacific", "America/Los_Angeles"),
-     ("UTC", "UTC"), ("AoE", "AoE"), ("BST", "Europe/London"), ("CEST", "Europe/Berlin"), ("HKT", None)],
+     ("UTC", "UTC"), ("AoE", "AoE"), ("BST", "Europe/London"), ("CEST", "Europe/Berlin"), ("HKT", "Asia/Hong_Kong"),
+     ("XYZT", None)],
 )  # fmt: skip
 def test_a_written_label_names_the_zone_of_its_clock(label, zone):
     assert tz.zone_for_label(label) == zone
@@ -371,3 +372,29 @@ def test_label_offsets_give_both_seasons_of_a_zone():
         "PST": dt.timedelta(hours=-8),
         "PDT": dt.timedelta(hours=-7),
     }
+
+
+@pytest.mark.parametrize("label", sorted(label for label in tz.ZONE_LABELS if 2 <= len(label) <= 4))
+def test_every_reader_of_a_written_label_takes_it_from_the_one_table(label):
+    zone = tz.ZONE_LABELS[label][0]
+    assert tz.zone_for_label(label) == zone  # schedule READMEs
+    assert tz.label_zone(label) == zone  # deadlines written in requests
+    assert tz.zone_from_text(f"until EOD Friday {label}") == (zone, [])  # the request template's answer
+
+
+@pytest.mark.parametrize("label", sorted(tz.AMBIGUOUS_LABELS))
+def test_a_label_of_several_zones_is_never_guessed_from_a_request_but_a_readme_takes_its_first(label):
+    zone, warnings = tz.zone_from_text(f"EOD Friday {label}")
+    assert zone == ""
+    assert "not guessed" in warnings[0]
+    assert tz.label_zone(label) == ""
+    assert tz.zone_for_label(label) == tz.AMBIGUOUS_LABELS[label][0][1]
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [("EOD Friday PST", "PST"), ("18:00 CEST", "CEST"), ("02:00 BST", "BST"), ("noon AEDT", "AEDT"),
+     ("EOD Friday PT", ""), ("09:00 JST", ""), ("12:00 UTC", ""), ("EOD AoE", ""), ("no zone at all", "")],
+)  # fmt: skip
+def test_a_seasonal_label_is_one_half_of_a_summer_time_pair(text, label):
+    assert tz.seasonal_label(text) == label
