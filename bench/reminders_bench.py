@@ -15,6 +15,7 @@ worker and marks it queued again (without queuing).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import statistics
@@ -78,15 +79,18 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connections
 
+    import reminders.tasks  # noqa: F401  (registers reminders.send, which the sweep queues by name)
     from bench.noop import noop_task
     from releasecal import tz
     from releasecal.services import milestone_create, milestone_kinds_ensure
     from reminders import services
     from reminders.models import Channel, Delivery
     from tests.support.fake_slack import FakeSlack
-    from tests.support.reminder_workers import Worker, due_deliveries, purge_broker
+    from tests.support.reminder_workers import Worker, due_deliveries, own_queue, purge_broker
 
     call_command("migrate", verbosity=0)
+    queues = contextlib.ExitStack()
+    queue = queues.enter_context(own_queue("bench"))  # only this run's queue is purged
     client = redis.Redis.from_url(broker)
     fake = FakeSlack().start()
     fake.keep_payloads = False
@@ -106,7 +110,7 @@ def main() -> int:
             at=tz.parse_wall_time("2030-03-01 19:00", "UTC"),
         )
         channel = Channel.objects.create(name="bench", kind="slack_webhook", config={"url": fake.webhook_url()})
-        purge_broker(broker)
+        purge_broker(broker, queue)
         print(f"creating {args.count} due deliveries ...", flush=True)
         ids = due_deliveries(milestone=milestone, channel=channel, count=args.count)
         connections.close_all()
@@ -185,7 +189,8 @@ def main() -> int:
         for worker in workers:
             worker.stop()
         fake.stop()
-        purge_broker(broker)
+        purge_broker(broker, queue)
+        queues.close()
         connections.close_all()
         if not args.keep_db:
             _drop_database(base_url, db_name)
