@@ -540,28 +540,34 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
         self.message_user(request, success, messages.SUCCESS)
         return HttpResponseRedirect(self._change_url(obj))
 
+    def _approve(self, request, obj: ExceptionRequest, data: dict) -> DomainError | None:
+        """Approve one request with its ApproveForm's data and say so; the refusal, if any.
+        The one path of the change page's Approve and the bulk action."""
+        try:
+            decision = exception_request_approve(
+                request=obj,
+                actor=request.user,
+                granted_until=data["granted_until"],
+                granted_zone=data["zone"] or None,
+                note=data["note"],
+            )
+        except DomainError as exc:
+            return exc
+        shown = tz.render_deadline(decision.granted_until, decision.granted_zone)
+        self.message_user(request, f"Approved {obj}: granted until {shown}.", messages.SUCCESS)
+        return None
+
     def approve_view(self, request, object_id):
         obj = self._get_or_404(request, object_id)
         if not self.has_decide_permission(request):
             raise PermissionDenied
         form = ApproveForm(request.POST if request.method == "POST" else None, exception_request=obj)
         if request.method == "POST" and form.is_valid():
-            data = form.cleaned_data
-            try:
-                decision = exception_request_approve(
-                    request=obj,
-                    actor=request.user,
-                    granted_until=data["granted_until"],
-                    granted_zone=data["zone"] or None,
-                    note=data["note"],
-                )
-            except DomainError as exc:
-                self.message_user(request, exc.message, messages.ERROR)
-                if isinstance(exc, NotAllowed | Conflict):
-                    return HttpResponseRedirect(self._change_url(obj))
-            else:
-                shown = tz.render_deadline(decision.granted_until, decision.granted_zone)
-                self.message_user(request, f"Approved {obj}: granted until {shown}.", messages.SUCCESS)
+            refused = self._approve(request, obj, form.cleaned_data)
+            if refused is None:
+                return HttpResponseRedirect(self._change_url(obj))
+            self.message_user(request, refused.message, messages.ERROR)
+            if isinstance(refused, NotAllowed | Conflict):
                 return HttpResponseRedirect(self._change_url(obj))
         return self._render(
             request,
@@ -694,20 +700,9 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
             return None
         if applying and all(item["form"].is_valid() for item in items):
             for item in items:
-                obj, data = item["obj"], item["form"].cleaned_data
-                try:
-                    decision = exception_request_approve(
-                        request=obj,
-                        actor=request.user,
-                        granted_until=data["granted_until"],
-                        granted_zone=data["zone"] or None,
-                        note=data["note"],
-                    )
-                except DomainError as exc:
-                    self.message_user(request, f"{obj}: {exc.message}", messages.ERROR)
-                else:
-                    shown = tz.render_deadline(decision.granted_until, decision.granted_zone)
-                    self.message_user(request, f"Approved {obj}: granted until {shown}.", messages.SUCCESS)
+                refused = self._approve(request, item["obj"], item["form"].cleaned_data)
+                if refused is not None:
+                    self.message_user(request, f"{item['obj']}: {refused.message}", messages.ERROR)
             return None
         return self._action_page(
             request,
