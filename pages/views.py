@@ -89,24 +89,6 @@ def milestone_whens(milestone: Milestone, viewer: str | None) -> tuple[When, Whe
     return when_date(milestone.on_date), (when_date(milestone.ends_on) if milestone.ends_on else None)
 
 
-def countdown_text(instant: dt.datetime, now: dt.datetime) -> str:
-    """``in 3 days 4 hours`` at page load; the browser keeps it ticking."""
-    seconds = int((instant - now).total_seconds())
-    if seconds <= 0:
-        return "now"
-    days, rem = divmod(seconds, 86400)
-    hours, rem = divmod(rem, 3600)
-    minutes = rem // 60
-    parts = []
-    if days:
-        parts.append(f"{days} day{'s' if days != 1 else ''}")
-    if hours or days:
-        parts.append(f"{hours} hour{'s' if hours != 1 else ''}")
-    if not days:
-        parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
-    return "in " + " ".join(parts)
-
-
 @dataclass(frozen=True)
 class ViewerZone:
     zone: str | None
@@ -274,7 +256,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 "release": release,
                 "next": nxt,
                 "next_when": milestone_whens(nxt, zone.zone)[0] if nxt else None,
-                "countdown": countdown_text(target, now) if target else "",
+                "countdown": tz.duration_text(target - now, ticking=True) if target else "",
                 "countdown_iso": tz.isoformat_utc(target) if target else "",
                 "then": [(m, milestone_whens(m, zone.zone)[0]) for m in soon[1:4]],
                 "feed": feed_for(request, f"/calendar/{release.slug}.ics", f"{release.name} schedule", release.slug),

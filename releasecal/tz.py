@@ -538,6 +538,30 @@ def isoformat_utc(instant: dt.datetime) -> str:
     return to_utc(instant).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
+# -------------------------------------------------------------- durations in words
+
+
+def duration_text(delta: dt.timedelta, *, ticking: bool = False) -> str:
+    """How far ahead something is, in words: ``in 3 days 4 hours``; ``now`` at or past it.
+
+    Plain (a reminder's offset): only the parts that are not zero ("in 3 days", "in 2
+    hours 30 minutes"). ``ticking`` (a page's countdown, which the browser keeps
+    updating): hours always beside days, minutes only below a day ("in 3 days 0 hours").
+    """
+    seconds = int(delta.total_seconds())
+    if seconds <= 0:
+        return "now"
+    days, rem = divmod(seconds, 86400)
+    hours, rem = divmod(rem, 3600)
+    minutes = rem // 60
+    shown = [
+        (days, "day", bool(days)),
+        (hours, "hour", bool(hours or (ticking and days))),
+        (minutes, "minute", not days if ticking else bool(minutes)),
+    ]
+    return "in " + " ".join(f"{n} {unit}{'s' if n != 1 else ''}" for n, unit, show in shown if show)
+
+
 # ------------------------------------------------------------------ zone labels
 # Reading the labels people write beside a time ("18:00 PDT", "EOD PST", "(AoE)").
 # Which label is *right* at an instant is always asked of ``abbreviation``; this

@@ -37,20 +37,7 @@ class Offset:
         """How far ahead, for the message: "in 3 days", "tomorrow", "now"."""
         if self.before is None:
             return {0: "today", 1: "tomorrow"}.get(self.days_before, f"in {self.days_before} days")
-        seconds = int(self.before.total_seconds())
-        if seconds == 0:
-            return "now"
-        days, rem = divmod(seconds, 86400)
-        hours, rem = divmod(rem, 3600)
-        minutes = rem // 60
-        parts = []
-        if days:
-            parts.append(f"{days} day{'s' if days != 1 else ''}")
-        if hours:
-            parts.append(f"{hours} hour{'s' if hours != 1 else ''}")
-        if minutes:
-            parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
-        return "in " + " ".join(parts)
+        return tz.duration_text(self.before)
 
 
 def parse_offset(spec: str) -> Offset:

@@ -398,3 +398,21 @@ def test_a_label_of_several_zones_is_never_guessed_from_a_request_but_a_readme_t
 )  # fmt: skip
 def test_a_seasonal_label_is_one_half_of_a_summer_time_pair(text, label):
     assert tz.seasonal_label(text) == label
+
+
+@pytest.mark.parametrize(
+    ("delta", "plain", "ticking"),
+    [
+        (dt.timedelta(0), "now", "now"),
+        (dt.timedelta(seconds=-5), "now", "now"),
+        (dt.timedelta(days=3), "in 3 days", "in 3 days 0 hours"),
+        (dt.timedelta(days=1, hours=1), "in 1 day 1 hour", "in 1 day 1 hour"),
+        (dt.timedelta(days=1, hours=12, minutes=5), "in 1 day 12 hours 5 minutes", "in 1 day 12 hours"),
+        (dt.timedelta(hours=2, minutes=30), "in 2 hours 30 minutes", "in 2 hours 30 minutes"),
+        (dt.timedelta(hours=2), "in 2 hours", "in 2 hours 0 minutes"),
+        (dt.timedelta(minutes=1), "in 1 minute", "in 1 minute"),
+    ],
+)
+def test_one_duration_text_for_reminder_offsets_and_page_countdowns(delta, plain, ticking):
+    assert tz.duration_text(delta) == plain
+    assert tz.duration_text(delta, ticking=True) == ticking
