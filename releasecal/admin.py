@@ -29,7 +29,14 @@ from releasecal.models import (
     Tracking,
 )
 from releasecal.selectors import release_hard_stop
-from releasecal.services import milestone_cancel, milestone_delete, milestone_save, milestone_warnings
+from releasecal.services import (
+    enhancement_owners_changed,
+    milestone_cancel,
+    milestone_delete,
+    milestone_save,
+    milestone_warnings,
+    owners_snapshot,
+)
 
 WALL_TIME_HELP = (
     "Wall time in the zone given, 'YYYY-MM-DD HH:MM'. A time the clocks skip or repeat is refused; "
@@ -412,6 +419,12 @@ class EnhancementAdmin(admin.ModelAdmin):
     list_filter = ["owning_sig"]
     search_fields = ["number__exact", "title", "owning_sig", "owners__github"]
     inlines = [EnhancementOwnerInline, TrackingInline]
+
+    def save_related(self, request, form, formsets, change):
+        # Owner rows edited inline: the reminder ledger re-syncs their deliveries.
+        before = owners_snapshot(form.instance) if change else []
+        super().save_related(request, form, formsets, change)
+        enhancement_owners_changed(form.instance, before=before)
 
 
 class SigFilter(admin.SimpleListFilter):

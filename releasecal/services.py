@@ -20,6 +20,9 @@ milestone_changed_hooks: list[Callable[[Milestone], None]] = []
 # Hooks told of an edit with the row as it was and as it is (called inside the
 # transaction, after milestone_changed_hooks): Slack warns of grants a move overrode.
 milestone_moved_hooks: list[Callable[[Milestone, Milestone], None]] = []
+# Called (inside the caller's transaction) when a KEP's owners changed: the reminder
+# ledger re-syncs the pending deliveries that go to them.
+enhancement_owners_changed_hooks: list[Callable[[Enhancement], None]] = []
 # Hooks that return warnings about a milestone as it now stands (the admin shows them):
 # the exceptions app says which granted extensions the milestone overrides.
 milestone_warning_hooks: list[Callable[[Milestone], list[str]]] = []
@@ -214,6 +217,7 @@ def enhancement_upsert(
             "issue_url": issue_url or f"https://github.com/kubernetes/enhancements/issues/{number}",
         },
     )
+    before = owners_snapshot(enhancement)
     for owner in owners or []:
         github = (owner.get("github") or "").lstrip("@")
         if github:
@@ -226,7 +230,22 @@ def enhancement_upsert(
             EnhancementOwner.objects.create(
                 enhancement=enhancement, email=owner.get("email", ""), slack_id=owner.get("slack_id", "")
             )
+    enhancement_owners_changed(enhancement, before=before)
     return enhancement
+
+
+def owners_snapshot(enhancement: Enhancement) -> list[tuple]:
+    """What a KEP's owners are, as the reminder ledger reads them (to see a change)."""
+    return list(enhancement.owners.order_by("pk").values_list("pk", "github", "email", "slack_id", "user_id"))
+
+
+def enhancement_owners_changed(enhancement: Enhancement, *, before: list[tuple]) -> bool:
+    """Tell the hooks when the owners differ from ``before`` (an ``owners_snapshot``)."""
+    if owners_snapshot(enhancement) == before:
+        return False
+    for hook in enhancement_owners_changed_hooks:
+        hook(enhancement)
+    return True
 
 
 def tracking_set(

@@ -7,10 +7,11 @@ and its rescheduled or cancelled reminders commit (or roll back) together.
 from __future__ import annotations
 
 from exceptions.services import request_event_hooks
-from releasecal.services import milestone_changed_hooks
+from releasecal.services import enhancement_owners_changed_hooks, milestone_changed_hooks
 from reminders.services import (
     deliveries_cancel_for_request,
     deliveries_create_for_event,
+    deliveries_sync_for_kep_owners,
     deliveries_sync_for_milestone,
     deliveries_sync_for_request,
 )
@@ -34,7 +35,13 @@ def on_request_event(event: str, request) -> None:
         deliveries_cancel_for_request(request=request, reason=f"Request #{request.pk} was withdrawn")
 
 
+def on_owners_changed(enhancement) -> None:
+    deliveries_sync_for_kep_owners(enhancement=enhancement)
+
+
 def register() -> None:
+    if on_owners_changed not in enhancement_owners_changed_hooks:
+        enhancement_owners_changed_hooks.append(on_owners_changed)
     if on_milestone_changed not in milestone_changed_hooks:
         milestone_changed_hooks.append(on_milestone_changed)
     if on_request_event not in request_event_hooks:

@@ -2,8 +2,10 @@
 
 Relative offsets are subtracted on the UTC timeline, so "1d before" a deadline is
 exactly 24 hours before it, across a DST change too. A wall-clock offset ("@HH:MM") is
-computed in the deadline's own zone: take the deadline's local date, go back N days,
-and read HH:MM there. Such a wall time can fall in a DST gap (it never happens that
+computed in the deadline's own zone: take the deadline's day as ``tz.deadline_day``
+reads it (a deadline at 00:00 closes the day before: "end of Thursday"), go back N
+days, and read HH:MM there. So "1d@09:00" of a 00:00 AoE deadline that closes Thursday
+is 09:00 AoE Wednesday, not Thursday. Such a wall time can fall in a DST gap (it never happens that
 day; we use the instant the clocks jump to, the way a person's alarm rings) or fold
 (it happens twice; we use the first).
 """
@@ -30,7 +32,7 @@ class Offset:
     def due(self, deadline: dt.datetime, zone: str) -> dt.datetime:
         if self.before is not None:
             return tz.to_utc(deadline) - self.before
-        day = tz.local_date(deadline, zone) - dt.timedelta(days=self.days_before)
+        day = tz.deadline_day(deadline, zone) - dt.timedelta(days=self.days_before)
         return tz.localize_lenient(dt.datetime.combine(day, self.wall), zone)
 
     def phrase(self) -> str:

@@ -226,6 +226,23 @@ def deliveries_cancel_for_request(*, request: ExceptionRequest, reason: str, now
     )
 
 
+@transaction.atomic
+def deliveries_sync_for_kep_owners(*, enhancement, now: dt.datetime | None = None) -> None:
+    """A KEP's owners changed: re-sync, at once, the open deliveries that go to owners:
+    the deadlines of the releases tracking it (their rules may address every tracked
+    KEP's owners) and its granted extensions."""
+    now = now or tz.utc_now()
+    horizon = now - _grace()
+    milestones = Milestone.objects.filter(release__tracking__enhancement=enhancement).select_related("release", "kind")
+    for milestone in milestones.distinct():
+        if milestone.deadline >= horizon or milestone.deliveries.filter(state=State.PENDING).exists():
+            deliveries_sync_for_milestone(milestone=milestone, now=now)
+    for request in ExceptionRequest.objects.filter(
+        enhancement=enhancement, state=ExceptionRequest.State.APPROVED, decision__granted_until__gte=horizon
+    ).select_related("decision", "release", "milestone", "enhancement"):
+        deliveries_sync_for_request(request=request, now=now)
+
+
 def deliveries_sync_all(*, now: dt.datetime | None = None) -> None:
     """Re-sync every deadline that can still be reminded of (after a rule changed)."""
     now = now or tz.utc_now()

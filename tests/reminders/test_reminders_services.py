@@ -17,7 +17,7 @@ from exceptions.services import (
     exception_request_withdraw,
 )
 from releasecal import tz
-from releasecal.services import milestone_cancel, milestone_save
+from releasecal.services import enhancement_upsert, milestone_cancel, milestone_save
 from reminders import services
 from reminders.models import Delivery, ReminderRule
 from reminders.offsets import parse_offset, parse_offsets
@@ -415,3 +415,83 @@ def test_seeding_with_a_bot_token_turns_the_slack_rules_on(kinds, settings):
         "Request waiting for a decision (Slack)": True,
         "New exception request (Slack)": False,
     }
+
+
+def test_the_day_before_counts_from_the_deadlines_day_not_the_instants_date():
+    # 00:00 AoE Friday 11 December 2026 is "end of Thursday 10 December 2026 AoE": the day
+    # before is Wednesday, so "1d@09:00" is 09:00 AoE Wednesday (21:00 UTC Wednesday).
+    deadline = tz.parse_wall_time("2026-12-11 00:00", "AoE")
+    assert tz.render_deadline(deadline, "AoE").startswith("end of Thursday 10 December 2026 AoE")
+    due = parse_offset("1d@09:00").due(deadline, "AoE")
+    assert tz.render_in_zone(due, "AoE") == "09:00 AoE Wednesday 9 December 2026"
+    assert due == dt.datetime(2026, 12, 9, 21, 0, tzinfo=dt.UTC)
+    assert parse_offset("0d@09:00").due(deadline, "AoE") == dt.datetime(2026, 12, 10, 21, 0, tzinfo=dt.UTC)
+    # One second later the deadline closes on Friday, and the day before is Thursday.
+    later = deadline + dt.timedelta(seconds=1)
+    assert tz.render_in_zone(parse_offset("1d@09:00").due(later, "AoE"), "AoE") == "09:00 AoE Thursday 10 December 2026"
+    # The same at midnight in a zone with DST: 00:00 PDT Friday 26 July 2024 closes Thursday.
+    la = tz.parse_wall_time("2024-07-26 00:00", "America/Los_Angeles")
+    assert (
+        tz.render_in_zone(parse_offset("1d@09:00").due(la, "America/Los_Angeles"), "America/Los_Angeles")
+        == "09:00 PDT Wednesday 24 July 2024"
+    )
+
+
+def test_changing_a_keps_owners_resyncs_their_pending_deliveries_at_once(kinds):
+    owners = channel("kep_owners", "owners", via="email")
+    rule(owners, offsets="1d")
+    rule(owners, applies_to=Applies.EXTENSIONS, offsets="1d")
+    release = future_release(freeze_at=hour_from_now(20))
+    kep_with_owners(release)
+    services.deliveries_sync_all()
+    freeze = code_freeze_of(release)
+
+    def recipients(state):
+        return sorted(Delivery.objects.filter(milestone=freeze, state=state).values_list("recipient", flat=True))
+
+    assert recipients(State.PENDING) == ["email:alice@example.com", "email:bob@example.com"]
+    # bob's address changes and carol joins (the KEP import, through enhancement_upsert).
+    enhancement_upsert(
+        number=2400, title="Node memory swap support", owning_sig="node",
+        owners=[{"github": "bob", "email": "bob@new.example"}, {"github": "carol", "email": "carol@example.com"}],
+    )  # fmt: skip
+    assert recipients(State.PENDING) == ["email:alice@example.com", "email:bob@new.example", "email:carol@example.com"]
+    assert recipients(State.CANCELLED) == ["email:bob@example.com"]
+    # The same owners again change nothing (no row touched).
+    touched = Delivery.objects.order_by("-updated_at").values_list("updated_at", flat=True).first()
+    enhancement_upsert(
+        number=2400, title="Node memory swap support", owning_sig="node",
+        owners=[{"github": "bob", "email": "bob@new.example"}],
+    )  # fmt: skip
+    assert Delivery.objects.order_by("-updated_at").values_list("updated_at", flat=True).first() == touched
+
+
+def test_removing_an_owner_in_the_admin_cancels_their_pending_deliveries(kinds, client):
+    owners = channel("kep_owners", "owners", via="email")
+    rule(owners, offsets="1d")
+    release = future_release(freeze_at=hour_from_now(20))
+    kep = kep_with_owners(release)
+    services.deliveries_sync_all()
+    freeze = code_freeze_of(release)
+    admin = User.objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(admin)
+    alice, bob = kep.owners.order_by("pk")
+    tracking = kep.tracking.get()
+    form = {
+        "number": kep.number, "title": kep.title, "owning_sig": kep.owning_sig, "participating_sigs": "[]",
+        "issue_url": kep.issue_url,
+        "owners-TOTAL_FORMS": 2, "owners-INITIAL_FORMS": 2, "owners-MIN_NUM_FORMS": 0, "owners-MAX_NUM_FORMS": 1000,
+        "owners-0-id": alice.pk, "owners-0-enhancement": kep.pk, "owners-0-github": "alice",
+        "owners-0-email": "alice@example.com", "owners-0-slack_id": "UALICE",
+        "owners-1-id": bob.pk, "owners-1-enhancement": kep.pk, "owners-1-github": "bob",
+        "owners-1-email": "bob@example.com", "owners-1-DELETE": "on",
+        "tracking-TOTAL_FORMS": 1, "tracking-INITIAL_FORMS": 1, "tracking-MIN_NUM_FORMS": 0,
+        "tracking-MAX_NUM_FORMS": 1000, "tracking-0-id": tracking.pk, "tracking-0-enhancement": kep.pk,
+        "tracking-0-release": release.pk, "tracking-0-stage": tracking.stage, "tracking-0-status": tracking.status,
+        "tracking-0-pr_urls": "[]",
+    }  # fmt: skip
+    response = client.post(f"/admin/releasecal/enhancement/{kep.pk}/change/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert list(kep.owners.values_list("github", flat=True)) == ["alice"]
+    rows = dict(Delivery.objects.filter(milestone=freeze).values_list("recipient", "state"))
+    assert rows == {"email:alice@example.com": State.PENDING, "email:bob@example.com": State.CANCELLED}
