@@ -20,6 +20,7 @@ from tests.support.processes import (
     compose_command,
     free_port,
     fresh_database,
+    gunicorn_port,
     http_status,
     load_compose,
     production_env,
@@ -121,7 +122,7 @@ def test_migrate_then_gunicorn_serves_health_and_stops_gracefully(production_dat
     env = production_env(
         DATABASE_URL=production_database,
         STATIC_ROOT=str(tmp_path / "static"),
-        GUNICORN_BIND=f"127.0.0.1:{(port := free_port())}",
+        GUNICORN_BIND="127.0.0.1:0",  # gunicorn binds a free port itself; read back from its log
         WEB_CONCURRENCY="2",
         **({"REDIS_URL": redis_url} if redis_url else {}),
     )
@@ -133,11 +134,12 @@ def test_migrate_then_gunicorn_serves_health_and_stops_gracefully(production_dat
     log = (tmp_path / "gunicorn.log").open("w")
     web = subprocess.Popen(compose_command("web"), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
+        port = wait_for(lambda: gunicorn_port(tmp_path / "gunicorn.log"), 60, "gunicorn listening")
         wait_for(lambda: http_status(f"http://127.0.0.1:{port}/healthz") == 200, 60, "gunicorn /healthz")
         # Compose's web health check, run as it is written (it reads the port from GUNICORN_BIND).
         healthcheck = load_compose()["services"]["web"]["healthcheck"]["test"]
         assert healthcheck[0] == "CMD"
-        assert run(healthcheck[1:], env).returncode == 0
+        assert run(healthcheck[1:], {**env, "GUNICORN_BIND": f"127.0.0.1:{port}"}).returncode == 0
         # Behind the proxy: plain HTTP elsewhere redirects to HTTPS, with HSTS once secure.
         assert http_status_no_redirect(f"http://127.0.0.1:{port}/admin/login/") == 301
         # Through the proxy (X-Forwarded-Proto: https): pages carry HSTS, and static

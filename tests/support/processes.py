@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
 import socket
@@ -66,6 +67,13 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def gunicorn_port(log_path: Path) -> int | None:
+    """The port gunicorn bound (started with GUNICORN_BIND=127.0.0.1:0, it logs
+    "Listening at: http://127.0.0.1:<port>"), or None until it has."""
+    match = re.search(r"Listening at: http://127\.0\.0\.1:(\d+)", log_path.read_text(errors="replace"))
+    return int(match.group(1)) if match else None
 
 
 def unavailable(reason: str) -> None:
