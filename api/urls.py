@@ -3,7 +3,7 @@
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from exceptions import api as exceptions_api
 from feeds import api as feeds_api
@@ -86,7 +86,8 @@ def api_not_found(request: HttpRequest, unmatched: str = "") -> JsonResponse:
 urlpatterns = [
     path("v1/", include((v1, "v1"), namespace="v1")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves Swagger UI's start-up script as its own request: no inline script (CSP).
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     # Keep last: JSON 404 for anything else under /api/.
     re_path(r"^(?P<unmatched>.*)$", api_not_found, name="api-not-found"),
 ]

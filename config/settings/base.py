@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE as _CSP_NONCE
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("RELEASECAL_VAR_DIR", BASE_DIR / "var"))
@@ -48,6 +49,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served by us
+    "csp",
     # Inner to outer: the schedule domain, the exception workflow, reminders, then the
     # faces (feeds, pages, the shared API parts, Slack), the demo and the project's wiring.
     "releasecal",
@@ -64,6 +67,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "config.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -142,6 +146,24 @@ STORAGES = {
 
 LOGIN_URL = "/admin/login/"
 
+# Content-Security-Policy (django-csp) for pages, admin and API docs: scripts only from
+# our own origin (no inline scripts anywhere; a template that needs one adds
+# nonce="{{ request.csp_nonce }}"), styles may be inline (style attributes), no framing.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", _CSP_NONCE],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
@@ -184,6 +206,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "The calendar and rulebook of a release cycle.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from drf-spectacular-sidecar (pinned, served as our static files), not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Email: EMAIL_URL such as smtp://user:pass@host:587 or console:// (the default).

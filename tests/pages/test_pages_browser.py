@@ -442,3 +442,34 @@ def test_the_page_is_keyboard_reachable_with_a_visible_focus(browser, live_serve
     page.keyboard.press("Enter")
     assert page.evaluate("location.hash") == "#content"
     context.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages_admin_and_api_docs_work_under_the_content_security_policy(browser, live_server, cycle):
+    """Issue 13 item 14: a CSP with no inline scripts; Chromium reports every violation on
+    the console. Swagger UI comes from our static files (drf-spectacular-sidecar)."""
+    from django.contrib.auth.models import User
+
+    User.objects.create_superuser("csp-admin", "csp@example.com", "pw-csp-1")
+    context = _context(browser, "Europe/Berlin")
+    page = context.new_page()
+    violations: list[str] = []
+    page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    response = page.goto(f"{live_server.url}/releases/{cycle.slug}/")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    assert "unsafe-inline" not in response.headers["content-security-policy"].split("script-src", 1)[1].split(";")[0]
+    page.wait_for_selector("body[data-applied-zone]", state="attached", timeout=10_000)
+    page.goto(f"{live_server.url}/api/docs/")
+    page.wait_for_selector(".swagger-ui .info .title", timeout=15_000)  # rendered: its scripts ran
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", "csp-admin")
+    page.fill("#id_password", "pw-csp-1")
+    page.click("input[type=submit]")
+    page.wait_for_load_state()
+    page.goto(f"{live_server.url}/admin/releasecal/release/{cycle.pk}/change/")
+    page.wait_for_selector("#release_form", timeout=10_000)
+    context.close()
+    assert violations == []
+    assert all(url.startswith(live_server.url) for url in requests), [u for u in requests if live_server.url not in u]
