@@ -12,7 +12,7 @@ from django import forms
 from django.db.models import OuterRef, Prefetch, Subquery
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
@@ -428,44 +428,62 @@ class NoteInputSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
 
-class ExceptionApproveApi(APIView):
-    """Approve a pending request (release team; never your own request)."""
+class _RequestActionApi(APIView):
+    """POST to one request: read the input, call one service, answer the request's detail."""
 
-    @extend_schema_serializer(component_name="ExceptionApproveInput")
-    class InputSerializer(NoteInputSerializer):
-        granted_until = serializers.CharField(
-            required=False,
-            allow_blank=True,
-            max_length=64,
-            help_text="ISO 8601 with an offset (2024-07-26T19:00:00-07:00), or a wall time "
-            "(2024-07-26 19:00) in granted_zone. A wall time in a DST gap or fold is refused. "
-            "Default: freeze + requested days, end of day in the release zone.",
-        )
-        granted_zone = serializers.CharField(
-            required=False, allow_blank=True, max_length=64, help_text="IANA zone or AoE; default: the release zone"
-        )
+    InputSerializer: type[serializers.Serializer] = NoteInputSerializer
+    success_status = status.HTTP_200_OK
 
-    @extend_schema(
-        request=InputSerializer,
-        responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
-    )
+    def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
+        raise NotImplementedError
+
     def post(self, request: Request, request_id: int) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         exception_request = _request_get(request_id)
-        data = serializer.validated_data
+        self.act(exception_request, serializer.validated_data, request.user)
+        return _detail(request, exception_request, self.success_status)
+
+
+def _action_schema(input_serializer, code: int = status.HTTP_200_OK):
+    return extend_schema_view(
+        post=extend_schema(
+            request=input_serializer,
+            responses={code: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
+        )
+    )
+
+
+@extend_schema_serializer(component_name="ExceptionApproveInput")
+class ApproveInputSerializer(NoteInputSerializer):
+    granted_until = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="ISO 8601 with an offset (2024-07-26T19:00:00-07:00), or a wall time "
+        "(2024-07-26 19:00) in granted_zone. A wall time in a DST gap or fold is refused. "
+        "Default: freeze + requested days, end of day in the release zone.",
+    )
+    granted_zone = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, help_text="IANA zone or AoE; default: the release zone"
+    )
+
+
+@_action_schema(ApproveInputSerializer)
+class ExceptionApproveApi(_RequestActionApi):
+    """Approve a pending request (release team; never your own request)."""
+
+    InputSerializer = ApproveInputSerializer
+
+    def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
         zone = tz.normalize_zone_name(data.get("granted_zone") or exception_request.release.zone)
         granted_until = None
         if data.get("granted_until"):
             granted_until = parse_instant_input(data["granted_until"], zone=zone, field="granted_until")
         services.exception_request_approve(
-            request=exception_request,
-            actor=request.user,
-            granted_until=granted_until,
-            granted_zone=zone,
+            request=exception_request, actor=user, granted_until=granted_until, granted_zone=zone,
             note=data.get("note", ""),
-        )
-        return _detail(request, exception_request)
+        )  # fmt: skip
 
 
 # ------------------------------------------------------------ proposed decisions
@@ -576,63 +594,38 @@ class ProposedDecisionDismissApi(APIView):
         )
 
 
-class ExceptionRejectApi(APIView):
+@_action_schema(NoteInputSerializer)
+class ExceptionRejectApi(_RequestActionApi):
     """Reject a pending request (release team; never your own request)."""
 
-    @extend_schema(
-        request=NoteInputSerializer,
-        responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
-    )
-    def post(self, request: Request, request_id: int) -> Response:
-        serializer = NoteInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        exception_request = _request_get(request_id)
-        services.exception_request_reject(
-            request=exception_request, actor=request.user, note=serializer.validated_data.get("note", "")
-        )
-        return _detail(request, exception_request)
+    def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
+        services.exception_request_reject(request=exception_request, actor=user, note=data.get("note", ""))
 
 
-class ExceptionWithdrawApi(APIView):
+@_action_schema(NoteInputSerializer)
+class ExceptionWithdrawApi(_RequestActionApi):
     """Withdraw a pending request (the requester, the release team or staff)."""
 
-    @extend_schema(
-        request=NoteInputSerializer,
-        responses={200: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
-    )
-    def post(self, request: Request, request_id: int) -> Response:
-        serializer = NoteInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        exception_request = _request_get(request_id)
-        services.exception_request_withdraw(
-            request=exception_request, actor=request.user, note=serializer.validated_data.get("note", "")
-        )
-        return _detail(request, exception_request)
+    def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
+        services.exception_request_withdraw(request=exception_request, actor=user, note=data.get("note", ""))
 
 
-class ExceptionSignOffApi(APIView):
+@extend_schema_serializer(component_name="ExceptionSignOffInput")
+class SignOffInputSerializer(NoteInputSerializer):
+    pass
+
+
+@_action_schema(SignOffInputSerializer, status.HTTP_201_CREATED)
+class ExceptionSignOffApi(_RequestActionApi):
     """Add your +1 to a pending request: as a lead of a SIG named on the KEP, or as a
     member of the release's team; never on your own request. The role recorded comes
     from that membership ("SIG node chair", "1.31 release team"), not from the body."""
 
-    @extend_schema_serializer(component_name="ExceptionSignOffInput")
-    class InputSerializer(NoteInputSerializer):
-        pass
+    InputSerializer = SignOffInputSerializer
+    success_status = status.HTTP_201_CREATED
 
-    @extend_schema(
-        request=InputSerializer,
-        responses={201: ExceptionDetailOutputSerializer} | error_responses(400, 401, 403, 404, 409),
-    )
-    def post(self, request: Request, request_id: int) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        exception_request = _request_get(request_id)
-        services.exception_request_signoff(
-            request=exception_request,
-            author=request.user,
-            note=serializer.validated_data.get("note", ""),
-        )
-        return _detail(request, exception_request, status.HTTP_201_CREATED)
+    def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
+        services.exception_request_signoff(request=exception_request, author=user, note=data.get("note", ""))
 
 
 class ExceptionsYamlApi(APIView):
