@@ -146,6 +146,14 @@ def test_a_claim_succeeds_once(freeze_rules):
     assert services.delivery_claim(delivery_id=row.pk, now=now) is False
     row.refresh_from_db()
     assert (row.state, row.attempts) == (State.SENDING, 1)
+    # The lease runs from claimed_at; the row's last change is the claim (a queryset
+    # update does not touch auto_now fields by itself).
+    assert (row.claimed_at, row.updated_at) == (now, now)
+
+
+def test_a_claim_at_the_due_instant_succeeds(freeze_rules):
+    row = _rows(code_freeze_of(future_release(freeze_at=hour_from_now(20))))["14d"]
+    assert services.delivery_claim(delivery_id=row.pk, now=row.due_at) is True
 
 
 def test_a_claim_refuses_a_delivery_that_is_not_due(freeze_rules):
