@@ -19,6 +19,9 @@ from reminders.services import (
 
 def on_milestone_changed(milestone) -> None:
     deliveries_sync_for_milestone(milestone=milestone)
+    # A moved freeze can supersede (or stop superseding) the grants on it.
+    for request in milestone.exception_requests.filter(state="approved").select_related("decision", "milestone"):
+        deliveries_sync_for_request(request=request)
 
 
 def on_request_event(event: str, request) -> None:

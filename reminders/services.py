@@ -199,7 +199,11 @@ def deliveries_sync_for_request(*, request: ExceptionRequest, now: dt.datetime |
     existing = list(Delivery.objects.select_for_update().filter(request=request).exclude(offset__startswith="event:"))
     wanted: list[_Wanted] = []
     decision = getattr(request, "decision", None) if request.state == ExceptionRequest.State.APPROVED else None
-    if decision is not None and decision.granted_until:
+    # The effective deadline is the later of the freeze and the grant: a grant the freeze
+    # reached or passed is superseded, and the milestone's own reminders apply.
+    granted = decision.granted_until if decision is not None else None
+    superseded = granted is not None and request.milestone.deadline >= granted
+    if decision is not None and decision.granted_until and not superseded:
         rules = _rules(Rule.EXTENSIONS, release_id=request.release_id, kind_id=request.milestone.kind_id)
         wanted = _wanted(
             rules,
@@ -212,7 +216,9 @@ def deliveries_sync_for_request(*, request: ExceptionRequest, now: dt.datetime |
         wanted,
         scope={"milestone_id": request.milestone_id, "request": request},
         now=now,
-        why_gone=f"Request #{request.pk} is {request.state}",
+        why_gone=f"Request #{request.pk}'s grant is superseded by the freeze"
+        if superseded
+        else f"Request #{request.pk} is {request.state}",
     )
 
 

@@ -113,6 +113,7 @@ def world(release, kinds, kep, pending_request, release_team_member, requester, 
 
     # AoE release with an AoE extension for KEP 2400.
     aoe = aoe_release(kinds)
+    aoe.team.add(release_team_member)  # deciding needs membership of the release's team
     tracking_set(release=aoe, enhancement=kep, stage="stable")
     aoe_freeze = aoe.milestones.get(kind__slug="code-freeze")
     aoe_request = exception_request_submit(

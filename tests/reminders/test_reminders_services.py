@@ -503,3 +503,30 @@ def test_removing_an_owner_in_the_admin_cancels_their_pending_deliveries(kinds, 
     assert list(kep.owners.values_list("github", flat=True)) == ["alice"]
     rows = dict(Delivery.objects.filter(milestone=freeze).values_list("recipient", "state"))
     assert rows == {"email:alice@example.com": State.PENDING, "email:bob@example.com": State.CANCELLED}
+
+
+def test_a_grant_superseded_by_a_moved_freeze_loses_its_reminders_and_regains_them(event_setup):
+    """Reminders follow the effective deadline: the later of the freeze and the grant."""
+    release, kep, requester, lead = event_setup
+    freeze = code_freeze_of(release)
+    request = exception_request_submit(
+        enhancement=kep, milestone=freeze, requester=requester, fields=RequestFields(days=3)
+    )
+    exception_request_approve(
+        request=request, actor=lead, granted_until=freeze.deadline + dt.timedelta(days=3), granted_zone=release.zone
+    )
+    pending = Delivery.objects.filter(request=request, state=Delivery.State.PENDING)
+    pending = pending.exclude(offset__startswith="event:")
+    assert pending.count() == 2  # the two owners, 1 day before the grant
+
+    freeze.at = freeze.at + dt.timedelta(days=4)  # past the grant: superseded
+    milestone_save(milestone=freeze)
+    assert pending.count() == 0
+    cancelled = Delivery.objects.filter(request=request, state=Delivery.State.CANCELLED).exclude(
+        offset__startswith="event:"
+    )
+    assert all("superseded by the freeze" in row.reason for row in cancelled)
+
+    freeze.at = freeze.at - dt.timedelta(days=4)  # back before the grant: it applies again
+    milestone_save(milestone=freeze)
+    assert pending.count() == 2
