@@ -214,6 +214,7 @@ def test_a_grant_exactly_at_the_freeze_is_refused_when_days_were_asked(pending_r
         "granted_until (19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024)) must be after the "
         "freeze (19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024))."
     )
+    assert err.value.extra == {"granted_until": "2024-07-24T02:00:00Z", "freeze": "2024-07-24T02:00:00Z"}
     assert not Decision.objects.exists()
 
 
@@ -235,6 +236,7 @@ def test_an_admission_is_granted_at_the_freeze_itself_but_not_before(
         "granted_until (18:59 PDT Thursday 13 June 2024 (01:59 UTC Friday 14 June 2024)) is before the "
         "freeze (19:00 PDT Thursday 13 June 2024 (02:00 UTC Friday 14 June 2024))."
     )
+    assert err.value.extra == {"granted_until": "2024-06-14T01:59:59Z", "freeze": "2024-06-14T02:00:00Z"}
     decision = exception_request_approve(request=request, actor=release_team_member)
     assert decision.granted_until == ENHANCEMENTS_FREEZE
 
