@@ -45,10 +45,17 @@ GROUP_PERMISSIONS = {
 }
 
 # Permissions of models added after the groups were first created: granted by their own
-# data migration (exceptions 0005), which cannot come from GROUP_PERMISSIONS because
-# migration 0002 reads that and runs before these models exist.
+# data migrations (exceptions 0005, reminders 0003), which cannot come from
+# GROUP_PERMISSIONS because migration 0002 reads that and runs before these models exist.
+# The release team reads the reminder ledger and retries a failed delivery (the cockpit's
+# Retry): the retry action asks for change_delivery.
 LATER_GROUP_PERMISSIONS = {
-    RELEASE_TEAM: [("exceptions", "view_proposeddecision")],
+    RELEASE_TEAM: [
+        ("exceptions", "view_proposeddecision"),
+        ("reminders", "view_delivery"),
+        ("reminders", "change_delivery"),
+        ("reminders", "view_channel"),
+    ],
 }
 
 # slug, name, allows_exceptions, is_freeze, ordering

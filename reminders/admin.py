@@ -105,7 +105,12 @@ class DeliveryAdmin(admin.ModelAdmin):
     def short_error(self, obj: Delivery) -> str:
         return (obj.last_error or obj.reason)[:160]
 
-    @admin.action(description="Retry (send now; marked late if its time has passed)")
+    def has_retry_permission(self, request) -> bool:
+        # The ledger stays read-only (has_change_permission is False for everyone); the
+        # change permission is what lets a user send a row again.
+        return request.user.has_perm("reminders.change_delivery")
+
+    @admin.action(description="Retry (send now; marked late if its time has passed)", permissions=["retry"])
     def retry(self, request, queryset):
         retried = sum(services.delivery_retry(delivery=d) for d in queryset)
         skipped = queryset.count() - retried

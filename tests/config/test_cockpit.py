@@ -167,3 +167,54 @@ def test_a_lead_approves_from_the_cockpit_in_a_browser(browser, live_server, mig
             assert page.locator(f'tr[data-request="{request.pk}"]').count() == 0
         context.close()
     assert Decision.objects.get(request=request).decided_by == lead
+
+
+@pytest.fixture
+def failed_delivery(code_freeze):
+    from reminders.models import Delivery
+    from tests.support.reminders_helpers import channel
+
+    return Delivery.objects.create(
+        channel=channel("email", "team", to=["team@example.com"]),
+        milestone=code_freeze,
+        offset="3d",
+        deadline_at=code_freeze.deadline,
+        deadline_zone=code_freeze.zone,
+        due_at=code_freeze.deadline - dt.timedelta(days=3),
+        state=Delivery.State.FAILED,
+        attempts=5,
+        last_error="SMTP 554 relay refused",
+    )
+
+
+def test_a_release_team_member_retries_a_failed_reminder_from_the_cockpit(
+    lead_client, failed_delivery, django_capture_on_commit_callbacks
+):
+    body = lead_client.get("/admin/").content.decode()
+    assert "Reminders missed or failed in the last 7 days (1)" in body
+    assert "SMTP 554 relay refused" in body
+    assert '<button type="submit" class="button">Retry</button>' in body
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = lead_client.post(
+            "/admin/reminders/delivery/", {"action": "retry", "_selected_action": [failed_delivery.pk]}
+        )
+    assert response.status_code == 302
+    failed_delivery.refresh_from_db()
+    assert failed_delivery.state == "pending"
+    assert failed_delivery.send_late is True  # its time has long passed
+    assert len(callbacks) == 1  # the send task, queued once the retry is committed
+
+
+def test_a_plain_staff_user_cannot_retry_a_delivery(client, staff, failed_delivery):
+    from django.contrib.auth.models import Permission
+
+    client.force_login(staff)
+    retry = {"action": "retry", "_selected_action": [failed_delivery.pk]}
+    assert client.post("/admin/reminders/delivery/", retry).status_code == 403
+    # Allowed to read the ledger is not allowed to send again.
+    staff.user_permissions.add(Permission.objects.get(codename="view_delivery"))
+    client.force_login(staff)
+    assert client.get("/admin/reminders/delivery/").status_code == 200
+    client.post("/admin/reminders/delivery/", retry)
+    failed_delivery.refresh_from_db()
+    assert failed_delivery.state == "failed"
