@@ -6,6 +6,8 @@ No database: these are pure functions.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
 
 import pytest
 
@@ -270,6 +272,53 @@ def test_start_of_day_where_midnight_is_skipped_is_the_transition():
 def test_start_of_day_where_midnight_happens_twice_is_the_first_one():
     # Havana 2024-11-03: 01:00 CDT falls back to 00:00 CST, so midnight happens twice.
     assert tz.start_of_day(dt.date(2024, 11, 3), "America/Havana") == utc(2024, 11, 3, 4, 0)
+
+
+@pytest.fixture
+def machine_zone_kolkata():
+    """The process's local zone set to +05:30 for one test (Django sets TZ to UTC)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Kolkata"
+    time.tzset()
+    yield
+    if before is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
+@pytest.mark.parametrize(
+    ("wall", "expected"),
+    [
+        (dt.datetime(2025, 11, 2, 1, 30), "2025-11-02T05:30:00+00:00"),  # fold: first occurrence (EDT)
+        (dt.datetime(2025, 3, 9, 2, 30), "2025-03-09T07:00:00+00:00"),  # gap: the jump
+        (dt.datetime(2025, 7, 1, 9, 15), "2025-07-01T13:15:00+00:00"),  # plain
+    ],
+)
+def test_a_lenient_wall_time_is_in_utc_whatever_the_machine_s_zone(machine_zone_kolkata, wall, expected):
+    instant = tz.localize_lenient(wall, "America/New_York")
+    assert instant.isoformat() == expected
+    assert instant.tzname() == "UTC"
+
+
+@pytest.mark.parametrize(
+    "wall",
+    [
+        dt.datetime(2025, 3, 9, 2, 30, 0, 500000),
+        dt.datetime(2025, 3, 9, 2, 0, 0, 1),
+        dt.datetime(2025, 3, 9, 2, 59, 59, 999999),
+    ],
+)
+def test_a_wall_time_with_seconds_in_a_gap_is_the_jump_to_the_microsecond(wall):
+    # New York 2025-03-09: 02:00 EST jumps to 03:00 EDT (07:00 UTC).
+    assert tz.localize_lenient(wall, "America/New_York").isoformat() == "2025-03-09T07:00:00+00:00"
+
+
+def test_a_wall_time_with_microseconds_outside_gaps_keeps_them():
+    assert tz.localize_lenient(dt.datetime(2025, 3, 9, 3, 0, 0, 1), "America/New_York") == utc(2025, 3, 9, 7, 0, 0, 1)
+    fold = tz.localize_lenient(dt.datetime(2025, 11, 2, 1, 59, 59, 999999), "America/New_York")
+    assert fold == utc(2025, 11, 2, 5, 59, 59, 999999)
 
 
 def test_local_date_is_the_date_in_the_zone():
