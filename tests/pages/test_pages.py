@@ -155,23 +155,28 @@ def _text(response) -> str:
 
 
 @pytest.mark.django_db
-def test_home_lists_active_releases_with_next_deadline_and_countdown(client):
-    release = build_cycle()
+def test_home_lists_active_releases_with_next_deadline_and_countdown(client, monkeypatch):
+    monkeypatch.setattr(tz, "utc_now", lambda: FIXED_NOW)
+    build_cycle(now=FIXED_NOW)
     Release.objects.create(slug="1.20", name="Kubernetes v1.20", start_date=dt.date(2020, 9, 1), status="released")
     response = client.get("/")
     assert response.status_code == 200
     html = _text(response)
-    assert release.name in html
+    assert "Kubernetes v1.35" in html
     assert "Kubernetes v1.20" not in html  # released ones are not "active"
-    now = tz.utc_now()
-    upcoming = sorted((m for m in release.milestones.all() if m.deadline >= now), key=lambda m: m.deadline)
-    nxt = upcoming[0]
-    assert nxt.title in html
-    assert f'data-countdown="{tz.isoformat_utc(nxt.deadline)}"' in html
-    assert tz.render_in_zone(nxt.deadline, nxt.zone) in html
-    assert tz.render_in_zone(nxt.deadline, "UTC") in html
-    assert 'role="timer"' in html
-    assert re.search(r'role="timer"[^>]*>in \d+ (day|hour|minute)', html)
+    # Monday 30 November 2026 10:00 PST: the alpha (24 November) has passed, the
+    # feature blog freeze (Thursday 10 December 19:00 PST) is next.
+    assert '<p class="next-title">Feature blog freeze</p>' in html
+    assert 'data-countdown="2026-12-11T03:00:00Z"' in html
+    assert 'class="when-native">19:00 PST Thursday 10 December 2026</time>' in html
+    assert '<time datetime="2026-12-11T03:00:00Z">03:00 UTC Friday 11 December 2026</time>' in html
+    assert (
+        '<span class="then-name">Code Freeze</span> '
+        '<time datetime="2026-12-25T03:00:00Z" class="then-when">19:00 PST Thursday 24 December 2026</time>'
+    ) in html
+    timer = re.search(r'role="timer"[^>]*>([^<]*)<', html)
+    assert timer is not None
+    assert timer.group(1).strip() == "in 10 days 9 hours"
 
 
 @pytest.mark.django_db
@@ -490,12 +495,13 @@ def test_kep_page_shows_effective_deadlines_with_the_extension(client):
     assert "end of Saturday 14 November 2026 PST" in html
     assert "03:00 EST Sunday 15 November 2026" in html  # the reader's zone: not midnight there
     assert f"Extended by exception #{approved.pk}" in html
-    assert f'<del><time datetime="{tz.isoformat_utc(freeze.deadline)}">' in html
+    assert freeze.deadline == dt.datetime(2026, 11, 13, 3, 0, tzinfo=dt.UTC)
+    assert '<del><time datetime="2026-11-13T03:00:00Z">' in html
     assert "Exception history" in html
     assert "Reviews are already in flight." in html
     # A KEP without an extension keeps the release's own deadline.
     other = _text(client.get("/kep/1880/"))
-    assert tz.render_in_zone(freeze.deadline, freeze.zone) in other
+    assert "19:00 PST Thursday 12 November 2026" in other
     assert "Extended by exception" not in other
 
 
