@@ -41,7 +41,7 @@ class ChannelAdmin(admin.ModelAdmin):
 
 @admin.register(ReminderRule)
 class ReminderRuleAdmin(admin.ModelAdmin):
-    list_display = ["name", "applies_to", "offsets", "channel", "release", "active"]
+    list_display = ["name", "applies_to", "offsets", "channel", "release", "combine", "active"]
     list_filter = ["applies_to", "active", "channel"]
     filter_horizontal = ["kinds"]
     search_fields = ["name"]

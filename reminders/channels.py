@@ -16,7 +16,7 @@ from typing import ClassVar
 from django.conf import settings
 from django.core.mail import EmailMessage
 
-from reminders.messages import Message, render_email, render_slack
+from reminders.messages import DigestPart, Message, render_email, render_email_digest, render_slack_digest
 from slack_integration.client import SlackClient, TransportError, post_webhook
 
 log = logging.getLogger(__name__)
@@ -33,8 +33,16 @@ class ChannelSender:
         """One ledger row per returned recipient; ``""`` means the channel itself."""
         return [""]
 
-    def send(self, message: Message, recipient: str) -> None:
+    def parts(self, messages: list[Message], recipient: str) -> list[DigestPart]:
+        """The messages to send for a digest of ``messages`` (one, unless Slack's limits split it)."""
+        return render_slack_digest(messages)
+
+    def send_part(self, part: DigestPart, recipient: str) -> None:
         raise NotImplementedError
+
+    def send(self, message: Message, recipient: str) -> None:
+        for part in self.parts([message], recipient):
+            self.send_part(part, recipient)
 
     @staticmethod
     def config_errors(config: dict) -> list[str]:
@@ -47,8 +55,11 @@ class EmailChannel(ChannelSender):
     def recipients(self, *, owners=(), requester_email: str = "") -> list[str]:
         return [f"email:{address.strip()}" for address in self.config.get("to", []) if address.strip()]
 
-    def send(self, message: Message, recipient: str) -> None:
-        send_email(message, recipient.removeprefix("email:"))
+    def parts(self, messages: list[Message], recipient: str) -> list[DigestPart]:
+        return [render_email_digest(messages)]
+
+    def send_part(self, part: DigestPart, recipient: str) -> None:
+        send_email_text(*part.payload, recipient.removeprefix("email:"))
 
     @staticmethod
     def config_errors(config: dict) -> list[str]:
@@ -59,7 +70,10 @@ class EmailChannel(ChannelSender):
 
 
 def send_email(message: Message, address: str) -> None:
-    subject, body = render_email(message)
+    send_email_text(*render_email(message), address)
+
+
+def send_email_text(subject: str, body: str, address: str) -> None:
     try:
         EmailMessage(subject=subject, body=body, to=[address]).send()
     except smtplib.SMTPRecipientsRefused as exc:
@@ -73,8 +87,9 @@ def send_email(message: Message, address: str) -> None:
 class SlackWebhookChannel(ChannelSender):
     kind = "slack_webhook"
 
-    def send(self, message: Message, recipient: str) -> None:
-        post_webhook(self.config["url"], render_slack(message))
+    def send_part(self, part: DigestPart, recipient: str) -> None:
+        # A 429 is the ledger's to honour (Retry-After becomes the rows' next attempt).
+        post_webhook(self.config["url"], part.payload, wait_on_rate_limit=False)
 
     @staticmethod
     def config_errors(config: dict) -> list[str]:
@@ -84,16 +99,17 @@ class SlackWebhookChannel(ChannelSender):
         return []
 
 
-def slack_post_message(*, token: str, channel: str, message: Message) -> None:
-    SlackClient(token).post_message(channel=channel, **render_slack(message), unfurl_links=False)
+def slack_post_payload(*, token: str, channel: str, payload: dict) -> None:
+    # A 429 is the ledger's to honour (Retry-After becomes the rows' next attempt).
+    SlackClient(token, wait_on_rate_limit=False).post_message(channel=channel, **payload, unfurl_links=False)
 
 
 class SlackBotChannel(ChannelSender):
     kind = "slack_bot"
 
-    def send(self, message: Message, recipient: str) -> None:
+    def send_part(self, part: DigestPart, recipient: str) -> None:
         token = self.config.get("token") or settings.SLACK_BOT_TOKEN
-        slack_post_message(token=token, channel=self.config["channel"], message=message)
+        slack_post_payload(token=token, channel=self.config["channel"], payload=part.payload)
 
     @staticmethod
     def config_errors(config: dict) -> list[str]:
@@ -119,12 +135,17 @@ class KepOwnersChannel(ChannelSender):
             found.append(f"email:{requester_email.lower()}")
         return list(dict.fromkeys(found))
 
-    def send(self, message: Message, recipient: str) -> None:
+    def parts(self, messages: list[Message], recipient: str) -> list[DigestPart]:
+        if recipient.startswith("slack:"):
+            return render_slack_digest(messages)
+        return [render_email_digest(messages)]
+
+    def send_part(self, part: DigestPart, recipient: str) -> None:
         if recipient.startswith("slack:"):
             token = self.config.get("token") or settings.SLACK_BOT_TOKEN
-            slack_post_message(token=token, channel=recipient.removeprefix("slack:"), message=message)
+            slack_post_payload(token=token, channel=recipient.removeprefix("slack:"), payload=part.payload)
         else:
-            send_email(message, recipient.removeprefix("email:"))
+            send_email_text(*part.payload, recipient.removeprefix("email:"))
 
     @staticmethod
     def config_errors(config: dict) -> list[str]:

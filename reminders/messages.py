@@ -192,3 +192,76 @@ def render_slack(message: Message) -> dict:
         blocks.append(mrkdwn.context(mrkdwn.escape(message.footer)))
     fallback = message.headline + (f" — {message.deadline_sentence}" if message.deadline_sentence else "")
     return {"text": mrkdwn.fallback(fallback), "blocks": blocks}
+
+
+# ------------------------------------------------------------------- digests
+#
+# Several deliveries due in the same sweep for the same channel (or email address) go
+# out as one message listing each deadline. Slack refuses a section text over 3,000
+# characters and a message of more than 50 blocks, so the Slack digest packs one entry
+# per deadline into sections of at most 3,000 characters and the sections into messages
+# of at most 50 blocks (a heading block and 49 sections); each part says which
+# deliveries it carries, so the ledger marks exactly those sent when it is accepted.
+
+
+@dataclass(frozen=True)
+class DigestPart:
+    payload: object  # Slack: the Block Kit payload; email: (subject, body)
+    indexes: tuple[int, ...]  # the positions, in the digest's messages, of what it carries
+
+
+def _slack_entry(message: Message) -> str:
+    """One deadline of a digest, as mrkdwn of at most MAX_SECTION characters: the body is
+    clipped if it must be, never the headline's line nor the footer that ties it to its row."""
+    head = f"*{mrkdwn.escape(message.headline)}*"
+    if message.late_note:
+        head = f":warning: {mrkdwn.escape(message.late_note)}\n{head}"
+    footer = mrkdwn.escape(message.footer) if message.footer else ""
+    body = [mrkdwn.escape(line) for line in (message.deadline_sentence, *message.lines) if line]
+    if message.link:
+        body.append(mrkdwn.link(message.link, message.link_label or message.link))
+    room = mrkdwn.MAX_SECTION - len(head) - len(footer) - 2
+    text = head
+    if body:
+        text += "\n" + mrkdwn.clip("\n".join(body), max(room, 1))
+    if footer:
+        text += "\n" + footer
+    return mrkdwn.clip(text)
+
+
+def render_slack_digest(messages: list[Message]) -> list[DigestPart]:
+    """Slack payloads for a digest: one message, or as many as Slack's limits require."""
+    if len(messages) == 1:
+        return [DigestPart(render_slack(messages[0]), (0,))]
+    sections: list[tuple[str, list[int]]] = []
+    for index, message in enumerate(messages):
+        entry = _slack_entry(message)
+        if sections and len(sections[-1][0]) + 2 + len(entry) <= mrkdwn.MAX_SECTION:
+            text, indexes = sections[-1]
+            sections[-1] = (f"{text}\n\n{entry}", [*indexes, index])
+        else:
+            sections.append((entry, [index]))
+    per_message = mrkdwn.MAX_BLOCKS - 1  # one heading block
+    chunks = [sections[i : i + per_message] for i in range(0, len(sections), per_message)]
+    total = len(messages)
+    parts = []
+    for number, chunk in enumerate(chunks, 1):
+        indexes = tuple(i for _, found in chunk for i in found)
+        heading = f"{total} reminders"
+        if len(chunks) > 1:
+            heading = f"Reminders {indexes[0] + 1} to {indexes[-1] + 1} of {total} (message {number} of {len(chunks)})"
+        blocks = [mrkdwn.section(f"*{heading}*"), *(mrkdwn.section(text) for text, _ in chunk)]
+        fallback = f"{heading}: " + "; ".join(messages[i].headline for i in indexes)
+        parts.append(DigestPart({"text": mrkdwn.fallback(fallback), "blocks": blocks}, indexes))
+    return parts
+
+
+def render_email_digest(messages: list[Message]) -> DigestPart:
+    """One email listing every deadline (email has no size limit that matters here)."""
+    if len(messages) == 1:
+        return DigestPart(render_email(messages[0]), (0,))
+    count = len(messages)
+    subject = f"{count} reminders: {messages[0].headline} and {count - 1} more"
+    bodies = [render_email(message)[1].rstrip("\n") for message in messages]
+    body = f"{count} reminders.\n\n" + "\n\n========\n\n".join(bodies) + "\n"
+    return DigestPart((subject, body), tuple(range(count)))

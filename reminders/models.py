@@ -91,6 +91,18 @@ class ReminderRule(models.Model):
         ),
     )
     channel = models.ForeignKey(Channel, on_delete=models.PROTECT, related_name="rules")
+    # On by default: a lone reminder looks exactly as before, and only a burst (several
+    # deadlines due in the same sweep for the same channel or address) becomes one
+    # message instead of many, which Slack's one message per second per channel would
+    # otherwise spread over minutes. A rule whose messages must stand alone opts out.
+    combine = models.BooleanField(
+        "may be combined",
+        default=True,
+        help_text=(
+            "Deliveries of this rule that come due in the same sweep for the same channel (or email address) "
+            "go out as one digest message listing each deadline. Off: always a message of its own."
+        ),
+    )
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

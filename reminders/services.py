@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ from django.db.models import Case, Exists, F, Q, Value, When
 from exceptions.models import ExceptionRequest
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone, MilestoneKind, Tracking
+from reminders import ratelimit
 from reminders.channels import sender_for
 from reminders.messages import message_for_delivery
 from reminders.models import Channel, Delivery, ReminderRule
@@ -317,57 +319,224 @@ def delivery_claim(*, delivery_id: int, now: dt.datetime) -> bool:
     return changed == 1
 
 
+def deliveries_claim(*, delivery_ids: list[int], now: dt.datetime) -> list[int]:
+    """Take the claimable rows of a digest for sending, together: the ids claimed, each
+    for exactly one caller however many try. Rows locked in id order (no deadlock between
+    two claimers), re-checked and moved to ``sending`` in one transaction; a row
+    cancelled, sent or not yet due is left out."""
+    due = (
+        Delivery.objects.filter(pk__in=delivery_ids, state=State.PENDING, due_at__lte=now)
+        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        .order_by("pk")
+    )
+    with transaction.atomic():
+        ids = list(due.select_for_update().values_list("pk", flat=True))
+        if not ids:
+            return []
+        due.filter(pk__in=ids).update(state=State.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
+        # (Without row locks, as on SQLite, the conditional UPDATE alone decides.)
+        return list(
+            Delivery.objects.filter(pk__in=ids, state=State.SENDING, claimed_at=now)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+
+
 def delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str:
     """Claim, send and record one delivery. Returns what happened (for logs and tests)."""
+    return deliveries_send(delivery_ids=[delivery_id], now=now)
+
+
+def _requeue(delivery_ids: list[int], slot: float, countdown: float) -> None:
+    """Queue the send again for its reserved second (a countdown of at most
+    REMINDERS_SLACK_MAX_WAIT_SECONDS, far below the broker's visibility timeout)."""
+    args = [delivery_ids[0] if len(delivery_ids) == 1 else delivery_ids]
+    current_app.tasks[SEND_TASK].apply_async(args=args, kwargs={"slot": slot}, countdown=max(0.0, countdown))
+
+
+def _wait_for_turn(
+    key: str, delivery_ids: list[int], *, slot: float | None, now: dt.datetime, requeue: Callable
+) -> str | None:
+    """None when this send may post to ``key`` now; otherwise what was done instead: the
+    send queued again for the second it reserved, or (no second free soon enough) the rows
+    left to a later sweep. Only pending rows are touched: nothing is claimed yet."""
+    clock = time.time()
+    if slot is not None and slot <= clock < slot + 1:
+        return None  # the second this send reserved earlier
+    if slot is not None and clock < slot:
+        reserved: float | None = slot  # woken early: wait on for the same second
+    else:
+        reserved = ratelimit.reserve(key, now=clock)
+    if reserved is not None and reserved <= clock:
+        return None
+    waiting = Delivery.objects.filter(pk__in=delivery_ids, state=State.PENDING)
+    if reserved is None:
+        wait = settings.REMINDERS_SLACK_MAX_WAIT_SECONDS
+        waiting.update(next_attempt_at=now + dt.timedelta(seconds=wait), queued_at=None, updated_at=now)
+        return "deferred"
+    waiting.update(queued_at=now, updated_at=now)
+    try:
+        requeue(delivery_ids, reserved, reserved - clock)
+    except Exception:  # broker down: queued_at lets a later sweep queue it again
+        log.warning("could not queue deliveries %s again", delivery_ids, exc_info=True)
+    return "deferred"
+
+
+def deliveries_send(
+    *,
+    delivery_ids: list[int],
+    now: dt.datetime | None = None,
+    slot: float | None = None,
+    requeue: Callable | None = None,
+) -> str:
+    """Claim, send and record a digest: the rows one sweep found due together for one
+    channel (or email address), or a single row. Returns what happened.
+
+    The rows move together: claimed in one transaction (a row cancelled meanwhile is not
+    claimed and drops out), sent as one message (or as few as Slack's limits allow: each
+    part's rows are marked sent in one UPDATE once Slack accepted it), and on failure
+    retried together (one next attempt time). Posting to Slack waits for its channel's
+    turn (``reminders.ratelimit``) before anything is claimed; a 429 puts the rows back
+    to pending with ``next_attempt_at`` = now + Retry-After for a later sweep.
+    """
     injected = now is not None
     now = now or tz.utc_now()
-    if not delivery_claim(delivery_id=delivery_id, now=now):
+    requeue = requeue or _requeue
+    first = Delivery.objects.filter(pk__in=delivery_ids, state=State.PENDING).select_related("channel").first()
+    if first is None:
         return "not-claimed"
-    delivery = Delivery.objects.select_related(
-        "channel", "milestone__release", "milestone__kind", "request__enhancement", "request__release"
-    ).get(pk=delivery_id)
-    mine = Delivery.objects.filter(pk=delivery_id, state=State.SENDING, claimed_at=now)
-    channel = delivery.channel
-    if channel.failing:
-        mine.update(
+    key = ratelimit.target_key(first.channel, first.recipient) if settings.REMINDERS_SLACK_CHANNEL_RATE > 0 else None
+    if key is not None:
+        waited = _wait_for_turn(key, delivery_ids, slot=slot, now=now, requeue=requeue)
+        if waited is not None:
+            return waited
+    if len(delivery_ids) == 1:
+        claimed = delivery_ids if delivery_claim(delivery_id=delivery_ids[0], now=now) else []
+    else:
+        claimed = deliveries_claim(delivery_ids=delivery_ids, now=now)
+    if not claimed:
+        return "not-claimed"
+    rows = list(
+        Delivery.objects.select_related(
+            "channel", "milestone__release", "milestone__kind", "request__enhancement", "request__release"
+        )
+        .filter(pk__in=claimed)
+        .order_by(F("deadline_at").asc(nulls_last=True), "due_at", "pk")
+    )
+    outcome = "sent"
+    failing = [row for row in rows if row.channel.failing]
+    for row in failing:
+        channel = row.channel
+        _mine([row.pk], now).update(
             state=State.FAILED,
             last_error=f"Channel {channel.name} is failing: {channel.last_error}. Fix and save it, then retry."[:2000],
             updated_at=now,
         )
-        return "failed"
+        outcome = "failed"
+    rows = [row for row in rows if not row.channel.failing]
+    messages, ready = [], []
+    for row in rows:
+        try:
+            messages.append(message_for_delivery(row, now=now))
+            ready.append(row)
+        except Exception as exc:  # a bug: this row fails (retried up to the bound), the others go
+            log.exception("delivery %s: unexpected error", row.pk)
+            outcome = _record_failure([row], TransportError(f"{exc.__class__.__name__}: {exc}"), now=now)
+    if not ready:
+        return outcome
+    recipient = ready[0].recipient
+    sender = sender_for(ready[0].channel)
     try:
-        message = message_for_delivery(delivery, now=now)
-        sender_for(channel).send(message, delivery.recipient)
-    except TransportError as exc:
-        return _record_failure(delivery, exc, mine=mine, now=now)
-    except Exception as exc:  # a bug or a soft time limit: retried up to the bound, visible in the admin
-        log.exception("delivery %s: unexpected error", delivery_id)
-        return _record_failure(delivery, TransportError(f"{exc.__class__.__name__}: {exc}"), mine=mine, now=now)
-    mine.update(
-        state=State.SENT,
-        sent_at=now if injected else tz.utc_now(),
-        last_error="",
-        next_attempt_at=None,
+        parts = sender.parts(messages, recipient)
+    except Exception as exc:
+        log.exception("deliveries %s: unexpected error", [row.pk for row in ready])
+        return _record_failure(ready, TransportError(f"{exc.__class__.__name__}: {exc}"), now=now)
+    for number, part in enumerate(parts):
+        part_rows = [ready[i] for i in part.indexes]
+        left = [ready[i] for later in parts[number:] for i in later.indexes]
+        if number and key is not None:
+            # The next message of a split digest takes its own turn: the rest is released
+            # (nothing was sent for it) and waits for its second like any send.
+            released = [row.pk for row in left]
+            _mine(released, now).update(state=State.PENDING, attempts=F("attempts") - 1, updated_at=now)
+            waited = _wait_for_turn(key, released, slot=None, now=now, requeue=requeue)
+            if waited is not None:
+                return waited
+            if not deliveries_claim(delivery_ids=released, now=now):
+                return "not-claimed"
+        try:
+            sender.send_part(part, recipient)
+        except TransportError as exc:
+            if exc.rate_limited:
+                return _record_rate_limited(left, exc, key=key, now=now)
+            return _record_failure(left, exc, now=now)
+        except Exception as exc:  # a bug or a soft time limit: retried up to the bound, visible in the admin
+            log.exception("deliveries %s: unexpected error", [row.pk for row in left])
+            return _record_failure(left, TransportError(f"{exc.__class__.__name__}: {exc}"), now=now)
+        # One UPDATE: every row of the message is sent, or (had it failed) none.
+        _mine([row.pk for row in part_rows], now).update(
+            state=State.SENT,
+            sent_at=now if injected else tz.utc_now(),
+            last_error="",
+            next_attempt_at=None,
+            updated_at=now,
+        )
+    return outcome
+
+
+def _mine(ids: list[int], now: dt.datetime):
+    """The rows of ``ids`` this send claimed (at ``now``) and still holds."""
+    return Delivery.objects.filter(pk__in=ids, state=State.SENDING, claimed_at=now)
+
+
+def _record_rate_limited(rows: list[Delivery], exc: TransportError, *, key: str | None, now: dt.datetime) -> str:
+    """Slack answered 429: the rows wait, pending, until Retry-After has passed, and a
+    later sweep sends them. Not a failed attempt (the claim's count is given back), and
+    no worker sleeps through it; the channel's next seconds are marked full."""
+    wait = exc.retry_after if exc.retry_after is not None else 1.0
+    if key is not None:
+        ratelimit.hold(key, wait)
+    _mine([row.pk for row in rows], now).update(
+        state=State.PENDING,
+        attempts=F("attempts") - 1,
+        last_error=f"Rate limited by Slack (429): not before {wait:g} s later"[:2000],
+        next_attempt_at=now + dt.timedelta(seconds=wait),
+        queued_at=None,
         updated_at=now,
     )
-    return "sent"
+    return "rate-limited"
 
 
-def _record_failure(delivery: Delivery, exc: TransportError, *, mine, now: dt.datetime) -> str:
+def _record_failure(rows: list[Delivery], exc: TransportError, *, now: dt.datetime) -> str:
+    """A failed send of ``rows`` (one message): they retry together, at one next attempt
+    time, or fail (a permanent error; a row whose attempts are used up)."""
     error = str(exc)[:2000]
     if exc.disable_channel:
-        channel_mark_failing(channel=delivery.channel, error=error, now=now)
-    if exc.permanent or delivery.attempts >= settings.REMINDERS_MAX_ATTEMPTS:
-        prefix = "" if exc.permanent else f"Gave up after {delivery.attempts} attempts: "
-        mine.update(state=State.FAILED, last_error=(prefix + error)[:2000], next_attempt_at=None, updated_at=now)
+        for channel in {row.channel_id: row.channel for row in rows}.values():
+            channel_mark_failing(channel=channel, error=error, now=now)
+    ids = [row.pk for row in rows]
+    if exc.permanent:
+        _mine(ids, now).update(state=State.FAILED, last_error=error, next_attempt_at=None, updated_at=now)
+        return "failed"
+    limit = settings.REMINDERS_MAX_ATTEMPTS
+    used_up = [row for row in rows if row.attempts >= limit]
+    for attempts in sorted({row.attempts for row in used_up}):
+        _mine([row.pk for row in used_up if row.attempts == attempts], now).update(
+            state=State.FAILED,
+            last_error=f"Gave up after {attempts} attempts: {error}"[:2000],
+            next_attempt_at=None,
+            updated_at=now,
+        )
+    retrying = [row for row in rows if row.attempts < limit]
+    if not retrying:
         return "failed"
     delay = backoff_delay(
-        delivery.attempts - 1,
+        max(row.attempts for row in retrying) - 1,
         base=settings.REMINDERS_RETRY_BASE_SECONDS,
         cap=settings.REMINDERS_RETRY_MAX_SECONDS,
         retry_after=exc.retry_after,
     )
-    mine.update(
+    _mine([row.pk for row in retrying], now).update(
         state=State.PENDING,
         last_error=error,
         next_attempt_at=now + dt.timedelta(seconds=delay),
@@ -443,9 +612,10 @@ def deliveries_sweep(
     2. Pending rows more than the grace period past due, never attempted, become
        ``missed`` (not sent late silently).
     3. Requests pending too long get their one nudge.
-    4. Due pending rows are marked queued and one send task per row is queued. A row
-       queued less than ``REMINDERS_REQUEUE_SECONDS`` ago is not queued again: a lost
-       broker message costs at most that long.
+    4. Due pending rows are marked queued and one send task per digest (the rows due
+       for one channel or address whose rules may be combined; else per row) is queued.
+       A row queued less than ``REMINDERS_REQUEUE_SECONDS`` ago is not queued again: a
+       lost broker message costs at most that long.
     """
     now = now or tz.utc_now()
     result = SweepResult()
@@ -453,18 +623,39 @@ def deliveries_sweep(
     result.nudged = _nudge(now)
     ids = _mark_due_queued(now=now, limit=limit)
     enqueue = enqueue or _enqueue_one
-    failed = []
-    for delivery_id in ids:
+    failed: list[int] = []
+    for group in digest_groups(ids):
         try:
-            enqueue(delivery_id)
-        except Exception:  # broker down: the row is queued again by a later sweep
-            log.warning("could not queue delivery %s", delivery_id, exc_info=True)
-            failed.append(delivery_id)
+            # One task per digest: its ids (a lone row: its id, as before).
+            enqueue(group[0] if len(group) == 1 else group)
+        except Exception:  # broker down: the rows are queued again by a later sweep
+            log.warning("could not queue deliveries %s", group, exc_info=True)
+            failed.extend(group)
     if failed:
         Delivery.objects.filter(pk__in=failed, state=State.PENDING).update(queued_at=None)
     result.queued = [i for i in ids if i not in set(failed)]
     result.enqueue_failed = len(failed)
     return result
+
+
+def digest_groups(ids: list[int]) -> list[list[int]]:
+    """The due rows of one sweep as digests: the rows whose rules may be combined
+    (``ReminderRule.combine``) that go to the same channel and recipient, or to the same
+    email address through any channel, form one group; every other row is its own.
+    With ``REMINDERS_DIGESTS`` off, every row is its own."""
+    if not settings.REMINDERS_DIGESTS:
+        return [[pk] for pk in ids]
+    groups: dict[tuple, list[int]] = {}
+    rows = Delivery.objects.filter(pk__in=ids).values_list("pk", "channel_id", "recipient", "rule__combine")
+    for pk, channel_id, recipient, combine in rows.order_by("pk"):
+        if not combine:  # the rule says no, or the row has no rule any more
+            key: tuple = ("alone", pk)
+        elif recipient.startswith("email:"):
+            key = ("email", recipient)
+        else:
+            key = ("channel", channel_id, recipient)
+        groups.setdefault(key, []).append(pk)
+    return sorted(groups.values())
 
 
 def _reclaim_and_miss(*, now: dt.datetime) -> tuple[int, int]:

@@ -1,8 +1,10 @@
 """Celery tasks: thin, take ids, call one service.
 
-No task is scheduled with a countdown or ETA: Redis redelivers an unacknowledged
+No task is scheduled with a long countdown or ETA: Redis redelivers an unacknowledged
 message after its visibility timeout, so a long ETA would run twice. Time lives in the
-ledger (``due_at``, ``next_attempt_at``); the minute sweep reads it.
+ledger (``due_at``, ``next_attempt_at``); the minute sweep reads it. The one countdown
+is a send waiting for its Slack channel's reserved second (``reminders.ratelimit``: at
+most ``REMINDERS_SLACK_MAX_WAIT_SECONDS``, far below the visibility timeout).
 """
 
 from __future__ import annotations
@@ -37,5 +39,8 @@ def deliveries_sweep_task() -> dict:
     soft_time_limit=settings.REMINDERS_SEND_SOFT_TIME_LIMIT,
     time_limit=settings.REMINDERS_SEND_TIME_LIMIT,
 )
-def delivery_send_task(delivery_id: int) -> str:
-    return services.delivery_send(delivery_id=int(delivery_id))
+def delivery_send_task(delivery_id: int | list[int], slot: float | None = None) -> str:
+    """One delivery (its id) or a digest (its ids); ``slot``: the second reserved for it
+    on its Slack channel (a send queued again to wait for its turn)."""
+    ids = [int(i) for i in delivery_id] if isinstance(delivery_id, list) else [int(delivery_id)]
+    return services.deliveries_send(delivery_ids=ids, slot=float(slot) if slot is not None else None)

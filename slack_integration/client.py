@@ -28,13 +28,20 @@ class TransportError(Exception):
     ``disable_channel``: the channel's configuration is wrong, not this message."""
 
     def __init__(
-        self, message: str, *, permanent: bool = False, disable_channel: bool = False, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        permanent: bool = False,
+        disable_channel: bool = False,
+        retry_after: float | None = None,
+        rate_limited: bool = False,
     ):
         super().__init__(message)
         self.message = message
         self.permanent = permanent or disable_channel
         self.disable_channel = disable_channel
         self.retry_after = retry_after
+        self.rate_limited = rate_limited  # Slack answered 429 (retry_after says when to try again)
 
     def __str__(self) -> str:
         return self.message
@@ -108,9 +115,14 @@ class HttpTransport:
     """POST JSON with bounded retry. One session per process (created after fork).
 
     Tries, timeout and backoff come from the ``REMINDERS_HTTP_*`` settings (reminders
-    were the first to send through it)."""
+    were the first to send through it). ``wait_on_rate_limit=False``: a 429 is raised at
+    once (``rate_limited``), for a caller that honours Retry-After in its own schedule
+    (the reminder ledger) instead of holding a worker asleep."""
 
     _session: ClassVar[requests.Session | None] = None
+
+    def __init__(self, *, wait_on_rate_limit: bool = True):
+        self.wait_on_rate_limit = wait_on_rate_limit
 
     @classmethod
     def session(cls) -> requests.Session:
@@ -127,7 +139,7 @@ class HttpTransport:
             error = self._post_once(url, json=json, data=data, headers=headers)
             if not isinstance(error, TransportError):
                 return error
-            if error.permanent or attempt == tries - 1:
+            if error.permanent or attempt == tries - 1 or (error.rate_limited and not self.wait_on_rate_limit):
                 raise error
             if error.retry_after is not None and error.retry_after > settings.REMINDERS_HTTP_BACKOFF_MAX:
                 # A long Retry-After is honoured by the caller's own schedule (the
@@ -158,7 +170,7 @@ class HttpTransport:
             return TransportError(f"Request failed: {exc}", permanent=True)
         status = response.status_code
         if status == 429:
-            return TransportError("Rate limited (429)", retry_after=_retry_after(response) or 1.0)
+            return TransportError("Rate limited (429)", retry_after=_retry_after(response) or 1.0, rate_limited=True)
         if status >= 500:
             return TransportError(f"Server error {status}", retry_after=_retry_after(response))
         if status >= 400:
@@ -172,17 +184,18 @@ class HttpTransport:
 class SlackClient:
     """Slack's Web API with one bot token: ``call("chat.postMessage", channel=..., ...)``."""
 
-    def __init__(self, token: str, *, api_url: str | None = None):
+    def __init__(self, token: str, *, api_url: str | None = None, wait_on_rate_limit: bool = True):
         if not token:
             raise TransportError(
                 "No Slack bot token (set SLACK_BOT_TOKEN or the channel's token)", disable_channel=True
             )
         self.token = token
         self.api_url = (api_url or settings.SLACK_API_URL).rstrip("/") + "/"
+        self.wait_on_rate_limit = wait_on_rate_limit
 
     def call(self, method: str, **payload) -> dict:
         """The answer's JSON when ``ok``; a TransportError (classified by SLACK_ERRORS) otherwise."""
-        response = HttpTransport().post(
+        response = HttpTransport(wait_on_rate_limit=self.wait_on_rate_limit).post(
             self.api_url + method, json=payload, headers={"Authorization": f"Bearer {self.token}"}
         )
         return self._answer(method, response)
@@ -190,7 +203,7 @@ class SlackClient:
     def call_form(self, method: str, **params: str) -> dict:
         """Like :meth:`call`, form-encoded: Slack's read methods (``users.info``) take
         their arguments as form fields, not JSON."""
-        response = HttpTransport().post(
+        response = HttpTransport(wait_on_rate_limit=self.wait_on_rate_limit).post(
             self.api_url + method, data=params, headers={"Authorization": f"Bearer {self.token}"}
         )
         return self._answer(method, response)
@@ -233,6 +246,6 @@ def bot_client() -> SlackClient | None:
     return SlackClient(settings.SLACK_BOT_TOKEN) if settings.SLACK_BOT_TOKEN else None
 
 
-def post_webhook(url: str, payload: dict) -> None:
+def post_webhook(url: str, payload: dict, *, wait_on_rate_limit: bool = True) -> None:
     """Post to an incoming webhook (its errors come back as HTTP statuses)."""
-    HttpTransport().post(url, json=payload)
+    HttpTransport(wait_on_rate_limit=wait_on_rate_limit).post(url, json=payload)

@@ -316,6 +316,16 @@ REMINDERS_HTTP_TIMEOUT = float(os.environ.get("REMINDERS_HTTP_TIMEOUT", "10"))
 REMINDERS_HTTP_TRIES = int(os.environ.get("REMINDERS_HTTP_TRIES", "3"))
 REMINDERS_HTTP_BACKOFF_BASE = float(os.environ.get("REMINDERS_HTTP_BACKOFF_BASE", "0.5"))
 REMINDERS_HTTP_BACKOFF_MAX = float(os.environ.get("REMINDERS_HTTP_BACKOFF_MAX", "8"))
+# Deliveries due in the same sweep for the same channel (or email address) go out as one
+# digest when their rules allow it (ReminderRule.combine); off: one message per row.
+REMINDERS_DIGESTS = os.environ.get("REMINDERS_DIGESTS", "1") == "1"
+# Slack allows about one message per second per channel: messages per second per Slack
+# channel (or webhook, or DM), shared by every worker through the cache; 0 = no limit.
+REMINDERS_SLACK_CHANNEL_RATE = int(os.environ.get("REMINDERS_SLACK_CHANNEL_RATE", "1"))
+# A send waiting for its channel's turn is queued again with a countdown to its reserved
+# second, at most this long (well below the broker's visibility timeout); a longer wait
+# goes back to the ledger (next_attempt_at) for a later sweep.
+REMINDERS_SLACK_MAX_WAIT_SECONDS = int(os.environ.get("REMINDERS_SLACK_MAX_WAIT_SECONDS", "60"))
 REMINDERS_RELEASE_TEAM_EMAIL = os.environ.get("REMINDERS_RELEASE_TEAM_EMAIL", "release-team@example.com")
 REMINDERS_RELEASE_TEAM_SLACK_CHANNEL = os.environ.get("REMINDERS_RELEASE_TEAM_SLACK_CHANNEL", "release-team")
 EXCEPTION_NUDGE_AFTER_HOURS = float(os.environ.get("EXCEPTION_NUDGE_AFTER_HOURS", "24"))

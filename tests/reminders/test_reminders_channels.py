@@ -87,22 +87,39 @@ def test_it_handles_500_by_retrying_with_backoff_up_to_the_bound(kinds, fake_sla
 
 
 @pytest.mark.django_db
-def test_it_honours_429_retry_after_and_then_sends(kinds, fake_slack):
+def test_a_429_puts_the_row_back_with_its_retry_after_for_a_later_sweep_without_sleeping(kinds, fake_slack):
     row = _due_row(channel("slack_webhook", url=fake_slack.webhook_url()))
-    fake_slack.fail_next(1, status=429, retry_after=0.3)
+    fake_slack.fail_next(1, status=429, retry_after=120)
     started = dt.datetime.now(dt.UTC)
-    assert services.delivery_send(delivery_id=row.pk, now=row.due_at) == "sent"
-    assert dt.datetime.now(dt.UTC) - started >= dt.timedelta(seconds=0.3)
+    assert services.delivery_send(delivery_id=row.pk, now=row.due_at) == "rate-limited"
+    assert dt.datetime.now(dt.UTC) - started < dt.timedelta(seconds=60)  # nobody slept through it
+    assert len(fake_slack.script) == 0  # one try: the 429 is not retried in place
+    row.refresh_from_db()
+    assert row.state == State.PENDING
+    assert row.next_attempt_at == row.due_at + dt.timedelta(seconds=120)
+    assert row.queued_at is None  # the next sweep after it queues it
+    assert row.attempts == 0  # a 429 is not a failed attempt
+    assert row.last_error == "Rate limited by Slack (429): not before 120 s later"
+    queued = []
+    services.deliveries_sweep(now=row.next_attempt_at - dt.timedelta(seconds=1), enqueue=queued.append)
+    assert queued == []
+    services.deliveries_sweep(now=row.next_attempt_at, enqueue=queued.append)
+    assert queued == [row.pk]
+    assert services.delivery_send(delivery_id=row.pk, now=row.next_attempt_at) == "sent"
     assert fake_slack.received == {row.pk: 1}
 
 
-@pytest.mark.django_db
-def test_a_long_retry_after_is_left_to_the_ledger_not_slept_through(kinds, fake_slack):
-    row = _due_row(channel("slack_webhook", url=fake_slack.webhook_url()))
-    fake_slack.fail_next(1, status=429, retry_after=120)
-    assert services.delivery_send(delivery_id=row.pk, now=row.due_at) == "retry"
-    row.refresh_from_db()
-    assert row.next_attempt_at - row.due_at >= dt.timedelta(seconds=120)
+def test_other_callers_of_the_client_still_wait_a_short_retry_after_in_place(fake_slack):
+    fake_slack.fail_next(1, status=429, retry_after=0.3)
+    started = dt.datetime.now(dt.UTC)
+    HttpTransport().post(fake_slack.webhook_url(), json={"text": "x"})
+    assert dt.datetime.now(dt.UTC) - started >= dt.timedelta(seconds=0.3)
+    assert fake_slack.stats()["requests"] == 1
+    fake_slack.fail_next(1, status=429, retry_after=0.3)
+    with pytest.raises(TransportError) as caught:
+        HttpTransport(wait_on_rate_limit=False).post(fake_slack.webhook_url(), json={"text": "x"})
+    assert caught.value.rate_limited
+    assert caught.value.retry_after == 0.3
 
 
 @pytest.mark.django_db

@@ -47,9 +47,10 @@ def _simulate(start: dt.datetime, end: dt.datetime) -> list[tuple[int, dt.dateti
     sends: list[tuple[int, dt.datetime]] = []
     minute = start.replace(second=0, microsecond=0)
 
-    def send_now(delivery_id: int) -> None:
-        if services.delivery_send(delivery_id=delivery_id, now=minute) == "sent":
-            sends.append((delivery_id, minute))
+    def send_now(queued: int | list[int]) -> None:
+        ids = queued if isinstance(queued, list) else [queued]  # a digest: rows due together
+        if services.deliveries_send(delivery_ids=ids, now=minute) == "sent":
+            sends.extend((delivery_id, minute) for delivery_id in ids)
 
     while minute <= end:
         services.deliveries_sweep(now=minute, enqueue=send_now)

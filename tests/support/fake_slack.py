@@ -23,6 +23,12 @@ error with ``fake.fail_with = "channel_not_found"``; ``delay`` slows every answe
 ``hold()`` keeps senders waiting (``held`` counts them) until ``release()``, to kill a
 worker mid-send with a known number of sends in flight.
 
+Slack's posting limit: ``FakeSlack(rate_limit=1)`` (or ``--rate-limit 1``) accepts at
+most that many messages (chat.postMessage, webhooks) per channel (the payload's
+``channel``, or the webhook's path) per wall-clock second, as ``reminders.ratelimit``
+counts them, and answers any more with 429 and ``Retry-After: 1``; ``rate_limited``
+counts those answers (off by default).
+
 Every POST is recorded as a ``SlackCall`` in ``fake.calls`` (unless ``keep_payloads`` is
 off, as in the bench); see ``methods()``, ``matching()`` and ``summary()``. Each
 delivered message is also counted under the "releasecal delivery #N" footer it carries,
@@ -95,9 +101,14 @@ class FakeSlack:
         delay: float = 0.0,
         quiet: bool = True,
         ts: str | None = None,
+        rate_limit: int | None = None,
     ):
         self.lock = threading.Lock()
         self.received: Counter[int] = Counter()  # delivery id -> times received
+        self.first_received_at: dict[int, float] = {}  # delivery id -> time.time() it first arrived
+        self.rate_limit = rate_limit  # messages per channel per second; None: no limit
+        self.rate_limited = 0  # 429s answered for the limit
+        self.windows: Counter[tuple[str, int]] = Counter()  # (channel, second) -> messages accepted
         self.calls: list[SlackCall] = []
         self.delivered = 0  # messages accepted (what stats() calls "requests")
         self.script: list[tuple[int, float | None, str]] = []  # (status, retry_after, slack error)
@@ -168,6 +179,7 @@ class FakeSlack:
             "distinct": len(self.received),
             "duplicates": sum(n - 1 for n in self.received.values() if n > 1),
             "requests": self.delivered,
+            "rate_limited": self.rate_limited,
         }
 
     @property
@@ -277,6 +289,25 @@ class FakeSlack:
                 if is_api and call.method == "views.publish":
                     self._reply_json(call, {"ok": True, "view": {"id": "V0HOME", **payload.get("view", {})}})
                     return
+                if fake.rate_limit is not None and (not is_api or call.method == "chat.postMessage"):
+                    target = str(payload.get("channel", "")) if is_api else self.path
+                    with fake.lock:
+                        window = (target, int(call.at))
+                        over = fake.windows[window] >= fake.rate_limit
+                        if over:
+                            fake.rate_limited += 1
+                        else:
+                            fake.windows[window] += 1
+                    if over:
+                        body = {"ok": False, "error": "ratelimited"} if is_api else None
+                        self._reply(
+                            call,
+                            429,
+                            json.dumps(body).encode() if body else b"rate_limited",
+                            "application/json" if body else "text/plain",
+                            {"Retry-After": "1"},
+                        )
+                        return
                 self._record(call)
                 if not fake.gate.is_set():
                     with fake.lock:
@@ -307,12 +338,14 @@ class FakeSlack:
             def _record(self, call: SlackCall) -> None:
                 # Counted on receipt, before answering: a sender killed while waiting
                 # for the answer has still delivered the message (the worst case).
-                match = _DELIVERY.search(json.dumps(call.data.get("blocks", [])))
+                # A digest carries several deliveries: each one's footer counts.
+                found = [int(n) for n in _DELIVERY.findall(json.dumps(call.data.get("blocks", [])))]
                 with fake.lock:
                     call.delivered = True
                     fake.delivered += 1
-                    if match:
-                        fake.received[int(match.group(1))] += 1
+                    for delivery_id in found:
+                        fake.received[delivery_id] += 1
+                        fake.first_received_at.setdefault(delivery_id, call.at)
                 if not fake.quiet:
                     print(f"{call.path}: {call.data.get('text', '')}", flush=True)
 
@@ -323,8 +356,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--rate-limit", type=int, default=None, help="messages per channel per second (429 beyond)")
     args = parser.parse_args()
-    fake = FakeSlack(port=args.port, delay=args.delay, quiet=False)
+    fake = FakeSlack(port=args.port, delay=args.delay, quiet=False, rate_limit=args.rate_limit)
     print(f"fake Slack on http://127.0.0.1:{fake.port}  (API {fake.api_url}, webhook {fake.webhook_url()})")
     with contextlib.suppress(KeyboardInterrupt):
         fake.server.serve_forever()

@@ -1,0 +1,87 @@
+"""Slack's posting limit, shared by every worker through Django's cache.
+
+Slack accepts about one message per second per channel and answers 429 beyond it. Each
+post to a Slack target (a channel id, a DM's user id, a webhook URL) takes a slot: a
+one-second window of wall-clock time with room for ``REMINDERS_SLACK_CHANNEL_RATE``
+messages. A slot is taken with ``cache.add`` + ``cache.incr`` (public cache API: atomic
+on Redis, so every worker process shares one count per window and target). A send that
+finds the current second full reserves the first later second with room and is queued
+again with a countdown to it: the worker is free meanwhile, and the sends waiting for
+one channel go out one per second instead of all retrying every second.
+
+After a 429 the windows of its ``Retry-After`` are marked full, so no worker posts to
+that target before Slack said it may. A cache that does not answer lets the post through
+(fail open): Slack's own 429 and the ledger then still hold the line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+
+log = logging.getLogger(__name__)
+
+PREFIX = "reminders:slack-rate"
+
+
+def target_key(channel, recipient: str) -> str | None:
+    """The Slack target a delivery posts to, or None when it is not a Slack post."""
+    config = channel.config or {}
+    if channel.kind == "slack_bot":
+        return f"chan:{config.get('channel', '')}"
+    if channel.kind == "kep_owners" and recipient.startswith("slack:"):
+        return f"chan:{recipient.removeprefix('slack:')}"
+    if channel.kind == "slack_webhook":
+        return "hook:" + hashlib.sha256(str(config.get("url", "")).encode()).hexdigest()[:24]
+    return None
+
+
+def _window_key(key: str, window: int) -> str:
+    return f"{PREFIX}:{key}:{window}"
+
+
+def reserve(key: str, *, now: float | None = None) -> float | None:
+    """Reserve one message to ``key`` in the first one-second window, from the current
+    one on, that has room; return its start (epoch seconds). None when no window within
+    ``REMINDERS_SLACK_MAX_WAIT_SECONDS`` has room (the caller leaves the wait to the
+    ledger). With the limit off (rate 0), or the cache down, the current second."""
+    now = time.time() if now is None else now
+    rate = settings.REMINDERS_SLACK_CHANNEL_RATE
+    first = math.floor(now)
+    if rate <= 0:
+        return float(first)
+    try:
+        for window in range(first, first + settings.REMINDERS_SLACK_MAX_WAIT_SECONDS + 1):
+            name = _window_key(key, window)
+            timeout = window - first + 2  # whole seconds: outlives its window, then goes
+            cache.add(name, 0, timeout)
+            try:
+                count = cache.incr(name)
+            except ValueError:  # expired between add and incr: its window is over
+                continue
+            if count <= rate:
+                return float(window)
+    except Exception:  # the cache is down: fail open (Slack's 429 and the ledger still hold)
+        log.warning("rate limit cache unavailable; posting to %s unthrottled", key, exc_info=True)
+        return float(first)
+    return None
+
+
+def hold(key: str, seconds: float, *, now: float | None = None) -> None:
+    """Slack answered 429 with ``Retry-After: seconds``: mark the windows until then full."""
+    now = time.time() if now is None else now
+    rate = settings.REMINDERS_SLACK_CHANNEL_RATE
+    if rate <= 0 or seconds <= 0:
+        return
+    first = math.floor(now)
+    last = math.ceil(now + min(seconds, settings.REMINDERS_SLACK_MAX_WAIT_SECONDS))
+    try:
+        for window in range(first, last):
+            cache.set(_window_key(key, window), rate, window - first + 2)
+    except Exception:
+        log.warning("rate limit cache unavailable; cannot hold %s", key, exc_info=True)
