@@ -108,6 +108,29 @@ def request_window_closes(milestone: Milestone) -> dt.datetime:
     return milestone.deadline + dt.timedelta(days=milestone.release.exception_window_days)
 
 
+def check_request_window(milestone: Milestone, submitted_at: dt.datetime) -> None:
+    """PolicyViolation unless a request for ``milestone`` sent at ``submitted_at`` may be
+    filed: the milestone is not cancelled, its kind allows exceptions, and the request
+    window is open. Forms check it before filing (the Slack modal shows it inline beside
+    the other fields' problems); ``exception_request_submit`` checks it again."""
+    release = milestone.release
+    if milestone.cancelled:
+        raise PolicyViolation(f"{milestone.title} was cancelled; there is nothing to extend.")
+    if not milestone.kind.allows_exceptions:
+        raise PolicyViolation(
+            f"{milestone.kind.name} deadlines cannot be extended by an exception.",
+            extra={"milestone": milestone.pk, "kind": milestone.kind.slug},
+        )
+    closes = request_window_closes(milestone)
+    if submitted_at > closes:
+        raise PolicyViolation(
+            f"The request window for {milestone.title} closed at {tz.render_deadline(closes, release.zone)} "
+            f"({release.exception_window_days} days after the freeze); this request was sent at "
+            f"{tz.render(submitted_at, release.zone)}.",
+            extra={"window_closed_at": tz.isoformat_utc(closes), "submitted_at": tz.isoformat_utc(submitted_at)},
+        )
+
+
 def default_granted_until(request: ExceptionRequest, days: int | None = None) -> dt.datetime:
     """Freeze + requested days, at end of day in the release's zone (0 days, an
     admission: the freeze itself).
@@ -206,21 +229,7 @@ def exception_request_submit(
         raise ValidationFailed(
             "A request cannot be dated in the future.", extra={"submitted_at": tz.isoformat_utc(submitted_at)}
         )
-    if milestone.cancelled:
-        raise PolicyViolation(f"{milestone.title} was cancelled; there is nothing to extend.")
-    if not milestone.kind.allows_exceptions:
-        raise PolicyViolation(
-            f"{milestone.kind.name} deadlines cannot be extended by an exception.",
-            extra={"milestone": milestone.pk, "kind": milestone.kind.slug},
-        )
-    closes = request_window_closes(milestone)
-    if submitted_at > closes:
-        raise PolicyViolation(
-            f"The request window for {milestone.title} closed at {tz.render_deadline(closes, release.zone)} "
-            f"({release.exception_window_days} days after the freeze); this request was sent at "
-            f"{tz.render(submitted_at, release.zone)}.",
-            extra={"window_closed_at": tz.isoformat_utc(closes), "submitted_at": tz.isoformat_utc(submitted_at)},
-        )
+    check_request_window(milestone, submitted_at)
     # Lock the KEP so two simultaneous filings for it serialise here.
     Enhancement.objects.select_for_update().get(pk=enhancement.pk)
     earlier = list(

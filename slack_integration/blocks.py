@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
+
 from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
 from exceptions.services import default_granted_until
 from releasecal import tz
@@ -35,6 +38,43 @@ def decision_sentence(request: ExceptionRequest) -> str:
     if request.state == ExceptionRequest.State.WITHDRAWN:
         return ":leftwards_arrow_with_hook: *Withdrawn* by the requester."
     return ""
+
+
+def request_line(request: ExceptionRequest, when: Callable[[dt.datetime, str], str], *, with_kep: bool = True) -> str:
+    """One line about a request for a list (``/relcal kep``, the Home tab): number, KEP
+    (unless the list is one KEP's), milestone, release, days, state and, when approved,
+    the granted deadline as ``when(instant, zone)`` words it (escaped mrkdwn)."""
+    kep = f"KEP-{request.enhancement.number} " if with_kep else ""
+    line = (
+        f"#{request.pk} {kep}{escape(request.milestone.title)} ({escape(request.release.slug)}), "
+        f"{days_label(request.days)}: *{request.state}*"
+    )
+    decision = getattr(request, "decision", None)
+    if request.state == ExceptionRequest.State.APPROVED and decision is not None:
+        if decision.granted_until is None:
+            line += f", {UNRECORDED_GRANT}"
+        else:
+            line += f" until {when(decision.granted_until, decision.granted_zone)}"
+    return line
+
+
+def requester_notice(request: ExceptionRequest, event: str) -> tuple[str, list[dict]]:
+    """The DM to a request's requester: its filing confirmed, or its decision (with the
+    deadline rendered by the time module)."""
+    title = request_title(request)
+    if event == "submitted":
+        milestone = request.milestone
+        lines = [
+            f"Your request was filed and posted to the release team: {days_label(request.days)} past "
+            f"{escape(milestone.title)} ({tz.render_deadline(milestone.deadline, milestone.zone)}).",
+            "You will get a message here when it is decided.",
+        ]
+        return fallback(f"Filed: {title}"), [header(title), section("\n".join(lines))]
+    content = [header(title), section(decision_sentence(request))]
+    decision = getattr(request, "decision", None)
+    if decision is not None and decision.note:
+        content.append(context(f"Note: {escape(decision.note)}"))
+    return fallback(f"{title} ({request.state})"), content
 
 
 def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:

@@ -240,6 +240,19 @@ class SlackClient:
         """``views.publish``: the user's Home tab."""
         return self.call("views.publish", user_id=user_id, view=view)
 
+    def open_view(self, *, trigger_id: str, view: dict) -> dict:
+        """``views.open``: a modal, answering an interaction (its trigger_id lives 3 s)."""
+        return self.call("views.open", trigger_id=trigger_id, view=view)
+
+    def open_dm(self, *, user: str) -> str:
+        """``conversations.open`` with one user: the id of the DM channel."""
+        data = self.call("conversations.open", users=user)
+        channel = data.get("channel")
+        channel_id = channel.get("id") if isinstance(channel, dict) else None
+        if not isinstance(channel_id, str) or not channel_id:
+            raise TransportError("Slack: conversations.open answered without a channel id", permanent=True)
+        return channel_id
+
 
 def bot_client() -> SlackClient | None:
     """The client with the app's bot token, or None when Slack is not configured."""

@@ -1,7 +1,8 @@
 """The ``/relcal`` slash command: answers from the database in one short request.
 
 Subcommands: ``next``, ``next <kind>``, ``kep <n>``, ``release <slug>``,
-``exceptions pending``, ``tz <zone>``, ``help``. Answers are Block Kit and ephemeral
+``exceptions pending``, ``tz <zone>``, ``request [KEP]`` (opens the filing modal,
+``slack_integration.modal``), ``link`` (self-service account linking), ``help``. Answers are Block Kit and ephemeral
 (only the caller sees them). Every deadline sentence is rendered by ``releasecal.tz``;
 when the caller has set a zone with ``tz``, it is shown in that zone too.
 """
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 import re
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
+from exceptions.models import ExceptionRequest
 from exceptions.selectors import deadlines_next
 from releasecal import selectors, tz
 from releasecal.errors import DomainError
 from releasecal.models import Enhancement, MilestoneKind, Release, Tracking
-from slack_integration import services
+from slack_integration import linking, modal, services
+from slack_integration.blocks import request_line
 from slack_integration.models import SlackIdentity
 from slack_integration.mrkdwn import MAX_BLOCKS, clip, context, escape, header, section
 from slack_integration.signature import slack_id, slack_signed
@@ -31,6 +33,8 @@ HELP = "\n".join(
         "• `/relcal release 1.31` a release's schedule",
         "• `/relcal exceptions pending` requests waiting for a decision",
         "• `/relcal tz Europe/Berlin` also show times in your zone (remembered)",
+        "• `/relcal request 1880` file an exception request for a KEP (opens a form)",
+        "• `/relcal link` link your Slack account to your releasecal account",
         "• `/relcal help` this message",
     ]
 )
@@ -129,25 +133,11 @@ def cmd_kep(args: list[str], identity: SlackIdentity | None) -> dict:
         .order_by("-submitted_at")[:MAX_ROWS]
     )
     if requests:
-        request_lines = [_request_line(r, viewer) for r in requests]
+        request_lines = [request_line(r, lambda at, zone: _when(at, zone, viewer), with_kep=False) for r in requests]
         blocks.append(section("*Exception requests*\n" + "\n".join(request_lines)))
     else:
         blocks.append(context("No exception requests."))
     return reply(f"KEP-{number}: {escape(enhancement.title)}", blocks)
-
-
-def _request_line(request: ExceptionRequest, viewer: str | None) -> str:
-    line = (
-        f"#{request.pk} {escape(request.milestone.title)} ({escape(request.release.slug)}), "
-        f"{days_label(request.days)}: *{request.state}*"
-    )
-    decision = getattr(request, "decision", None)
-    if request.state == ExceptionRequest.State.APPROVED and decision is not None:
-        if decision.granted_until is None:
-            line += f", {UNRECORDED_GRANT}"
-        else:
-            line += f" until {_when(decision.granted_until, decision.granted_zone, viewer)}"
-    return line
 
 
 def cmd_release(args: list[str], identity: SlackIdentity | None) -> dict:
@@ -213,6 +203,12 @@ def cmd_tz(args: list[str], identity: SlackIdentity | None, *, slack_user_id: st
     return reply(f"Saved: times are also shown in {escape(saved.zone)} (now {now}).")
 
 
+def cmd_link(identity: SlackIdentity | None, *, slack_user_id: str, team_id: str) -> dict:
+    if identity is not None and identity.user is not None:
+        return reply(f"Your Slack account is linked to the releasecal account {escape(identity.user.get_username())}.")
+    return reply(linking.not_linked_sentence(slack_user_id=slack_user_id, team_id=team_id, doing="file requests"))
+
+
 COMMANDS = {
     "help": cmd_help,
     "next": cmd_next,
@@ -222,11 +218,19 @@ COMMANDS = {
 }
 
 
-def relcal(text: str, *, slack_user_id: str, team_id: str = "") -> dict:
-    """The answer to ``/relcal <text>`` for one Slack user."""
+def relcal(text: str, *, slack_user_id: str, team_id: str = "", trigger_id: str = "") -> dict | None:
+    """The answer to ``/relcal <text>`` for one Slack user; None when a modal was opened
+    (``request``: Slack then wants an empty 200)."""
     words = text.split()
     name, args = (words[0].lower(), words[1:]) if words else ("help", [])
     identity = SlackIdentity.objects.filter(slack_user_id=slack_user_id).first() if slack_user_id else None
+    if name == "request":
+        problem = modal.open_request_modal(
+            args=args, slack_user_id=slack_user_id, team_id=team_id, trigger_id=trigger_id
+        )
+        return reply(problem) if problem else None
+    if name == "link":
+        return cmd_link(identity, slack_user_id=slack_user_id, team_id=team_id)
     if name == "tz":
         return cmd_tz(args, identity, slack_user_id=slack_user_id, team_id=team_id)
     command = COMMANDS.get(name)
@@ -240,4 +244,5 @@ def commands(request: HttpRequest, form: dict[str, str]) -> JsonResponse:
     user_id, team_id = slack_id(form.get("user_id")), slack_id(form.get("team_id"))
     if not user_id or (form.get("team_id") and not team_id):
         return JsonResponse({"message": "Not a slash command payload (user_id, team_id).", "extra": {}}, status=400)
-    return JsonResponse(relcal(form.get("text", ""), slack_user_id=user_id, team_id=team_id))
+    answer = relcal(form.get("text", ""), slack_user_id=user_id, team_id=team_id, trigger_id=form.get("trigger_id", ""))
+    return JsonResponse(answer) if answer is not None else HttpResponse(status=200)

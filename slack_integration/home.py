@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
+from exceptions.models import ExceptionRequest
 from exceptions.selectors import Deadline, deadlines_next, effective_deadlines
 from releasecal import selectors, tz
 from releasecal.errors import DomainError
 from releasecal.models import Enhancement, Milestone, Release, Tracking
+from slack_integration.blocks import request_line
 from slack_integration.models import SlackIdentity
 from slack_integration.mrkdwn import MAX_BLOCKS, context, escape, header, section
 
@@ -29,7 +30,7 @@ NEXT_DEADLINES = 5
 MAX_HOME_BLOCKS = MAX_BLOCKS
 NOT_LINKED = (
     "Your Slack account is not linked to a releasecal account, so this tab cannot show your KEPs "
-    "and requests. Ask a releasecal admin to add a Slack identity for you (Admin -> Slack identities)."
+    "and requests. Type /relcal link to link it."
 )
 
 
@@ -114,20 +115,6 @@ def kep_blocks(user, viewer: str | None, now: dt.datetime) -> list[dict]:
     return blocks
 
 
-def _request_line(request: ExceptionRequest, viewer: str | None) -> str:
-    line = (
-        f"#{request.pk} KEP-{request.enhancement.number} {escape(request.milestone.title)} "
-        f"({escape(request.release.slug)}), {days_label(request.days)}: *{request.state}*"
-    )
-    decision = getattr(request, "decision", None)
-    if request.state == ExceptionRequest.State.APPROVED and decision is not None:
-        if decision.granted_until is None:
-            line += f", {UNRECORDED_GRANT}"
-        else:
-            line += f" until {when(decision.granted_until, decision.granted_zone, viewer)}"
-    return line
-
-
 def request_blocks(user, viewer: str | None) -> list[dict]:
     requests = list(
         ExceptionRequest.objects.filter(requester=user)
@@ -136,7 +123,9 @@ def request_blocks(user, viewer: str | None) -> list[dict]:
     )
     if not requests:
         return [section("*Your exception requests*\nNone.")]
-    return _chunks("Your exception requests", [_request_line(r, viewer) for r in requests])
+    return _chunks(
+        "Your exception requests", [request_line(r, lambda at, zone: when(at, zone, viewer)) for r in requests]
+    )
 
 
 def next_deadline_blocks(viewer: str | None, now: dt.datetime) -> list[dict]:

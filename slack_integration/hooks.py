@@ -25,6 +25,9 @@ def on_request_event(event: str, request: ExceptionRequest) -> None:
     # robust=True: a broker hiccup after commit is logged, never turned into a 500 for
     # a request that is already saved.
     transaction.on_commit(lambda: task.delay(*args), robust=True)
+    if event in {"approved", "rejected"} and request.requester_id is not None:
+        # The requester hears of the decision by DM, whichever face decided.
+        transaction.on_commit(lambda: tasks.slack_notify_requester.delay(request.pk, event), robust=True)
 
 
 def on_milestone_moved(old, milestone) -> None:

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from exceptions import services as workflow
 from exceptions.models import ExceptionRequest
 from releasecal.errors import DomainError
-from slack_integration import services
+from slack_integration import modal, services
 from slack_integration.blocks import APPROVE_ACTION, REJECT_ACTION
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
 from slack_integration.signature import slack_id, slack_signed, slack_ts
@@ -48,7 +48,7 @@ def decide_from_slack(*, payload: dict) -> str | None:
     if identity is None or identity.user is None:
         return (
             "Your Slack account is not linked to a releasecal user, so you cannot decide requests. "
-            "Ask an admin to add a Slack identity for you."
+            "Type /relcal link to link it."
         )
     if not value.isdigit():
         return "This button does not name a request."
@@ -84,6 +84,11 @@ def interactions(request: HttpRequest, form: dict[str, str]) -> HttpResponse:
         return _bad("The payload is not JSON.")
     if not isinstance(payload, dict):
         return _bad("The payload is not a JSON object.")
+    if payload.get("type") == "view_submission":
+        if _obj(payload.get("view")).get("callback_id") != modal.CALLBACK_ID:
+            return HttpResponse(status=200)
+        answer = modal.submit_request_modal(payload)
+        return JsonResponse(answer) if answer else HttpResponse(status=200)
     if payload.get("type") != "block_actions":
         return HttpResponse(status=200)
     problem = decide_from_slack(payload=payload)

@@ -18,6 +18,7 @@ from django.conf import settings
 APP_NAME = "releasecal"
 COMMAND = "/relcal"
 BOT_EVENTS = ["app_home_opened"]
+USAGE_HINT = "next | kep 1880 | release 1.31 | exceptions pending | request 1880 | link | tz Europe/Berlin | help"
 
 # What each bot scope is for (the manifest lists only the names).
 BOT_SCOPES = {
@@ -25,7 +26,7 @@ BOT_SCOPES = {
     "chat:write.public": "post reminders to public channels the bot has not been invited to",
     "commands": "the /relcal slash command",
     "users:read": "read a user's time zone (users.info) for the Home tab",
-    "im:write": "open a direct message with a requester or a KEP owner",
+    "im:write": "open a direct message with a requester (decisions) or a KEP owner (conversations.open)",
 }
 
 # The paths of slack_integration/urls.py under /slack/ (config/urls.py).
@@ -80,7 +81,7 @@ def build_manifest(base_url: str | None = None) -> dict:
                     "command": COMMAND,
                     "url": base + COMMANDS_PATH,
                     "description": "Release deadlines, KEPs and exception requests",
-                    "usage_hint": "next | kep 1880 | release 1.31 | exceptions pending | tz Europe/Berlin | help",
+                    "usage_hint": USAGE_HINT,
                     "should_escape": False,
                 }
             ],

@@ -45,3 +45,40 @@ class SlackDecisionMessage(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.request_id} in {self.channel} at {self.ts}"
+
+
+class SlackLinkToken(models.Model):
+    """A self-service link token that has been used: the one-time part of the signed link
+    (``slack_integration.linking``). The signature and its age are checked by
+    ``django.core.signing``; this row makes a second use of the same link fail."""
+
+    nonce = models.CharField(max_length=64, unique=True)
+    slack_user_id = models.CharField(max_length=32)
+    team_id = models.CharField(max_length=32, blank=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    used_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"link {self.nonce[:8]}… for {self.slack_user_id}"
+
+
+class SlackRequesterNotice(models.Model):
+    """A DM sent to a request's requester: one row per request and event (the filing's
+    confirmation, the decision), so a retried or redelivered task never sends it twice."""
+
+    class Event(models.TextChoices):
+        SUBMITTED = "submitted", "Submitted"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    request = models.ForeignKey("exceptions.ExceptionRequest", on_delete=models.CASCADE, related_name="+")
+    event = models.CharField(max_length=16, choices=Event.choices)
+    channel = models.CharField(max_length=32, blank=True)
+    ts = models.CharField(max_length=32, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["request", "event"], name="one_requester_notice_per_event")]
+
+    def __str__(self) -> str:
+        return f"#{self.request_id} {self.event} -> {self.channel or 'not sent'}"

@@ -13,7 +13,7 @@ from releasecal import tz
 from releasecal.models import Milestone
 from slack_integration import blocks, home, mrkdwn
 from slack_integration.client import TransportError, bot_client
-from slack_integration.models import SlackDecisionMessage, SlackIdentity
+from slack_integration.models import SlackDecisionMessage, SlackIdentity, SlackRequesterNotice
 
 logger = logging.getLogger(__name__)
 
@@ -143,4 +143,37 @@ def slack_publish_home(*, slack_user_id: str) -> bool:
         )
         slack_tz = None
     client.publish_view(user_id=slack_user_id, view=home.home_view(identity=identity, slack_tz=slack_tz))
+    return True
+
+
+def slack_notify_requester(*, request_id: int, event: str) -> bool:
+    """DM a request's requester (through their linked Slack identity) that it was filed
+    or decided: ``conversations.open`` + ``chat.postMessage``.
+
+    Exactly once per request and event: the SlackRequesterNotice row is locked while
+    sending and marked sent in the same transaction, so a retried or redelivered task,
+    or two at once, sends one DM (a worker killed between Slack's answer and the commit
+    sends it again: at least once, never silently lost)."""
+    if event not in SlackRequesterNotice.Event.values:
+        return False
+    client = bot_client()
+    request = _load(request_id)
+    if client is None or request is None or request.requester_id is None:
+        return False
+    if event != SlackRequesterNotice.Event.SUBMITTED and request.state != event:
+        return False  # not what was decided (a task for a decision that never committed)
+    identity = SlackIdentity.objects.filter(user_id=request.requester_id).first()
+    if identity is None:
+        logger.info("Requester of #%s has no linked Slack account; no DM.", request_id)
+        return False
+    with transaction.atomic():
+        notice, _ = SlackRequesterNotice.objects.get_or_create(request=request, event=event)
+        notice = SlackRequesterNotice.objects.select_for_update().get(pk=notice.pk)
+        if notice.sent_at is not None:
+            return False
+        text, content = blocks.requester_notice(request, event)
+        channel = client.open_dm(user=identity.slack_user_id)
+        data = client.post_message(channel=channel, text=text, blocks=content)
+        notice.channel, notice.ts, notice.sent_at = channel, str(data.get("ts", ""))[:32], tz.utc_now()
+        notice.save(update_fields=["channel", "ts", "sent_at"])
     return True

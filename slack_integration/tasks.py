@@ -54,3 +54,13 @@ def slack_publish_home(self, slack_user_id: str) -> None:
         if exc.permanent:
             raise
         raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
+
+
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
+def slack_notify_requester(self, request_id: int, event: str) -> None:
+    try:
+        services.slack_notify_requester(request_id=request_id, event=event)
+    except TransportError as exc:
+        if exc.permanent:
+            raise
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc

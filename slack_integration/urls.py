@@ -5,6 +5,7 @@ from django.urls import path
 from slack_integration.commands import commands
 from slack_integration.events import events
 from slack_integration.interactions import interactions
+from slack_integration.linking import link_view, login
 
 urlpatterns = [
     path("commands", commands, name="slack-commands"),
@@ -13,4 +14,6 @@ urlpatterns = [
     path("interactions/", interactions),
     path("events", events, name="slack-events"),
     path("events/", events),
+    path("link/login", login, name="slack-link-login"),
+    path("link/<str:token>", link_view, name="slack-link"),
 ]

@@ -14,8 +14,10 @@ gets ``invalid_token``, a channel named ``missing`` ``channel_not_found``. Bodie
 JSON or form-encoded (``blocks``/``attachments`` given as JSON strings are decoded).
 ``POST /webhook/<anything>`` is answered like an incoming webhook (``ok``).
 ``users.info`` answers the user set in ``fake.users`` (``{"U1": {"tz": "Asia/Tokyo"}}``),
-else ``user_not_found``; ``views.publish`` answers ``{"ok": true, "view": <the view>}``.
-Neither counts as a delivered message.
+else ``user_not_found``; ``views.publish`` and ``views.open`` answer ``{"ok": true,
+"view": <the view>}`` (``views.open`` without a trigger_id: ``invalid_trigger_id``);
+``conversations.open`` with ``users=U1`` answers the DM channel ``D<user>``. None of them
+counts as a delivered message.
 
 Failures: scripted ones with ``FakeSlack.fail_next(n, status, retry_after)`` or
 ``POST /_script {"status": 500, "count": 3, "retry_after": 1}``; a persistent Web API
@@ -285,6 +287,19 @@ class FakeSlack:
                         self._reply_json(call, {"ok": False, "error": "user_not_found"})
                     else:
                         self._reply_json(call, {"ok": True, "user": {"id": payload["user"], **user}})
+                    return
+                if is_api and call.method == "views.open":
+                    if not str(payload.get("trigger_id", "")).strip():
+                        self._reply_json(call, {"ok": False, "error": "invalid_trigger_id"})
+                    else:
+                        self._reply_json(call, {"ok": True, "view": {"id": "V0MODAL", **payload.get("view", {})}})
+                    return
+                if is_api and call.method == "conversations.open":
+                    users = str(payload.get("users", ""))
+                    if not users or "," in users:
+                        self._reply_json(call, {"ok": False, "error": "user_not_found"})
+                    else:
+                        self._reply_json(call, {"ok": True, "channel": {"id": f"D{users}"}})
                     return
                 if is_api and call.method == "views.publish":
                     self._reply_json(call, {"ok": True, "view": {"id": "V0HOME", **payload.get("view", {})}})
