@@ -210,6 +210,34 @@ def grant_conflicts(*, milestone: Milestone, previous: Milestone | None = None) 
     return found
 
 
+def hard_stop_conflicts(*, release: Release, previous: dt.datetime | None) -> list[Deadline]:
+    """Approved grants of ``release`` that run past its hard stop as it now stands and
+    did not run past ``previous`` (the hard stop before an edit; None: there was none).
+    Oldest request first."""
+    stop = hard_stops([release.pk]).get(release.pk)
+    if stop is None:
+        return []
+    requests = (
+        ExceptionRequest.objects.filter(
+            release=release,
+            state=ExceptionRequest.State.APPROVED,
+            decision__granted_until__gt=stop,
+        )
+        .select_related("decision", "enhancement", "milestone", "milestone__release", "milestone__kind")
+        .order_by("pk")
+    )
+    found = []
+    for request in requests:
+        deadline = granted_deadline(
+            milestone=request.milestone, own=request.milestone.deadline, request=request,
+            hard_stop=stop, keps=[request.enhancement.number],
+        )  # fmt: skip
+        if deadline.hard_stop is None or (previous is not None and deadline.granted > previous):
+            continue
+        found.append(deadline)
+    return found
+
+
 def _held_before(deadline: Deadline, previous: Milestone) -> bool:
     granted = deadline.granted
     if deadline.superseded:

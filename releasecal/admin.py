@@ -36,6 +36,7 @@ from releasecal.services import (
     milestone_save,
     milestone_warnings,
     owners_snapshot,
+    release_save,
 )
 
 WALL_TIME_HELP = (
@@ -275,6 +276,10 @@ class ReleaseAdmin(admin.ModelAdmin):
             return "None: no hard stop set and no rc milestone yet."
         source = "set above" if obj.hard_stop else "the first rc milestone"
         return f"{tz.render_deadline(stop, obj.zone)} ({source})"
+
+    def save_model(self, request, obj, form, change):
+        # Through the service: a moved hard stop tells Slack which grants it now cuts.
+        release_save(release=obj)
 
     def save_formset(self, request, form, formset, change):
         if formset.model is Milestone:

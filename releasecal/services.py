@@ -13,6 +13,7 @@ from releasecal import tz
 from releasecal.defaults import DEFAULT_KINDS, GROUP_PERMISSIONS, LATER_GROUP_PERMISSIONS
 from releasecal.errors import ValidationFailed
 from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
+from releasecal.selectors import release_hard_stop
 
 # Hooks other apps register to hear that a deadline moved or was cancelled (the
 # reminder ledger reschedules its pending rows). Called inside the transaction.
@@ -23,6 +24,10 @@ milestone_moved_hooks: list[Callable[[Milestone, Milestone], None]] = []
 # Called (inside the caller's transaction) when a KEP's owners changed: the reminder
 # ledger re-syncs the pending deliveries that go to them.
 enhancement_owners_changed_hooks: list[Callable[[Enhancement], None]] = []
+# Hooks told (inside the transaction) that a release's hard stop in force moved: the
+# release as saved and the hard stop before (None: there was none). Slack warns of
+# grants it now cuts.
+release_hard_stop_hooks: list[Callable[[Release, dt.datetime | None], None]] = []
 # Hooks that return warnings about a milestone as it now stands (the admin shows them):
 # the exceptions app says which granted extensions the milestone overrides.
 milestone_warning_hooks: list[Callable[[Milestone], list[str]]] = []
@@ -128,6 +133,19 @@ def milestone_save(*, milestone: Milestone, actor=None, actor_label: str = "") -
     for moved in milestone_moved_hooks:
         moved(old, milestone)
     return milestone
+
+
+@transaction.atomic
+def release_save(*, release: Release) -> Release:
+    """Save a release (the admin's form, the schedule importer); when the hard stop in
+    force moved (the explicit one set, changed or cleared), tell the hooks."""
+    stored = Release.objects.select_for_update().filter(pk=release.pk).first() if release.pk else None
+    before = release_hard_stop(stored) if stored is not None else None
+    release.save()
+    if stored is not None and release_hard_stop(release) != before:
+        for hook in release_hard_stop_hooks:
+            hook(release, before)
+    return release
 
 
 def milestone_create(

@@ -7,9 +7,7 @@ import logging
 from django.db import transaction
 
 from exceptions.models import ExceptionRequest
-from exceptions.selectors import grant_conflicts
 from exceptions.services import request_event_hooks
-from releasecal.services import milestone_moved_hooks
 from slack_integration import tasks
 
 logger = logging.getLogger(__name__)
@@ -30,20 +28,6 @@ def on_request_event(event: str, request: ExceptionRequest) -> None:
         transaction.on_commit(lambda: tasks.slack_notify_requester.delay(request.pk, event), robust=True)
 
 
-def on_milestone_moved(old, milestone) -> None:
-    """A freeze moved to or past a grant, or rc.0 moved before one: tell the release team
-    (once per edit that causes it; a conflict that already held is not repeated)."""
-    if milestone.cancelled:
-        return
-    conflicts = grant_conflicts(milestone=milestone, previous=old)
-    if not conflicts:
-        return
-    ids = [deadline.exception_id for deadline in conflicts]
-    transaction.on_commit(lambda: tasks.slack_post_grant_conflicts.delay(milestone.pk, ids), robust=True)
-
-
 def register() -> None:
     if on_request_event not in request_event_hooks:
         request_event_hooks.append(on_request_event)
-    if on_milestone_moved not in milestone_moved_hooks:
-        milestone_moved_hooks.append(on_milestone_moved)

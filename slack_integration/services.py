@@ -8,9 +8,7 @@ from django.conf import settings
 from django.db import transaction
 
 from exceptions.models import ExceptionRequest
-from exceptions.selectors import grant_conflicts
 from releasecal import tz
-from releasecal.models import Milestone
 from slack_integration import blocks, home, mrkdwn
 from slack_integration.client import TransportError, bot_client
 from slack_integration.models import SlackDecisionMessage, SlackIdentity, SlackRequesterNotice
@@ -45,42 +43,6 @@ def slack_post_exception_request(*, request_id: int) -> SlackDecisionMessage | N
     text, content = blocks.request_message(request)
     data = client.post_message(channel=channel, text=text, blocks=content)
     return SlackDecisionMessage.objects.create(request=request, channel=data["channel"], ts=data["ts"])
-
-
-def grant_conflict_message(milestone: Milestone, conflicts) -> tuple[str, list[dict]]:
-    """Text and blocks telling the release team which grants a moved milestone overrode."""
-    release = milestone.release
-    title = f"{release.slug}: {milestone.title} moved to {milestone.display()}"
-    lines = []
-    for deadline in conflicts:
-        kep = deadline.keps[0]
-        verb = "superseded by the freeze" if deadline.superseded else "past the hard stop (rc.0)"
-        lines.append(
-            f"• *KEP-{kep}* (exception #{deadline.exception_id}): {mrkdwn.escape(verb)}. "
-            f"{mrkdwn.escape(deadline.warning)}"
-        )
-    content = [mrkdwn.header(title), *[mrkdwn.section(line) for line in lines[: mrkdwn.MAX_BLOCKS - 1]]]
-    return mrkdwn.fallback(f"{title}: {len(conflicts)} granted extension(s) affected"), content
-
-
-def slack_post_grant_conflicts(*, milestone_id: int, request_ids: list[int]) -> bool:
-    """Post to the release-team channel the grants that a milestone edit overrode.
-
-    Re-checks on the committed data: a conflict resolved since the edit is not posted."""
-    client, channel = bot_client(), settings.SLACK_RELEASE_TEAM_CHANNEL
-    if client is None or not channel:
-        logger.info("Slack not configured (SLACK_BOT_TOKEN / SLACK_RELEASE_TEAM_CHANNEL); not posting.")
-        return False
-    milestone = Milestone.objects.select_related("release", "kind").filter(pk=milestone_id).first()
-    if milestone is None or milestone.cancelled:
-        return False
-    wanted = set(request_ids)
-    conflicts = [d for d in grant_conflicts(milestone=milestone) if d.exception_id in wanted]
-    if not conflicts:
-        return False
-    text, content = grant_conflict_message(milestone, conflicts)
-    client.post_message(channel=channel, text=text, blocks=content)
-    return True
 
 
 def slack_update_exception_messages(*, request_id: int) -> int:

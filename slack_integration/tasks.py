@@ -37,16 +37,6 @@ def slack_update_exception_messages(self, request_id: int) -> None:
 
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
-def slack_post_grant_conflicts(self, milestone_id: int, request_ids: list[int]) -> None:
-    try:
-        services.slack_post_grant_conflicts(milestone_id=milestone_id, request_ids=request_ids)
-    except TransportError as exc:
-        if exc.permanent:
-            raise
-        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
-
-
-@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
 def slack_publish_home(self, slack_user_id: str) -> None:
     try:
         services.slack_publish_home(slack_user_id=slack_user_id)

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "pages",
     "api",
     "slack_integration",
+    "notices",
     "demo",
     "config",
     "intake",
@@ -278,6 +279,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # One entry: every minute, find due deliveries and queue one send task per delivery.
 CELERY_BEAT_SCHEDULE = {
     "reminders-sweep": {"task": "reminders.sweep", "schedule": 60.0, "options": {"expires": 55}},
+    "notices-sweep": {"task": "notices.sweep", "schedule": 60.0, "options": {"expires": 55}},
 }
 
 # The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,

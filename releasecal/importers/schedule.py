@@ -44,7 +44,7 @@ from releasecal.importers.schedule_text import (
     split_name_time,
 )
 from releasecal.models import Milestone, MilestoneKind, Release
-from releasecal.services import milestone_save, milestone_snapshot
+from releasecal.services import milestone_save, milestone_snapshot, release_save
 
 # ------------------------------------------------------------------- kinds
 
@@ -1045,7 +1045,7 @@ def _release_upsert(spec: ReleaseSpec, result: ImportResult) -> Release:
         if changed:
             for key in changed:
                 setattr(release, key, fields[key])
-            release.save()
+            release_save(release=release)
     return release
 
 

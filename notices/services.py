@@ -1,0 +1,331 @@
+"""Schedule change notices: written once when a change is saved, sent once per recipient.
+
+``notice_for_milestone_change`` and ``notice_for_hard_stop_change`` run inside the
+transaction that saves the change (the services' hooks call them): the notice, its
+content and one delivery row per recipient commit with the change or not at all, and
+the send task is queued on commit. ``notice_send`` claims each row with one
+conditional UPDATE and proceeds only if it changed exactly one row, so a redelivered
+or retried task, or two at once, never sends a row twice. A transient failure leaves
+the row pending with ``next_attempt_at``; the minute sweep (``notices_sweep``) queues
+it again, as it queues a notice whose task was lost after commit.
+
+What is a change people see: a milestone's deadline instant moved, the milestone was
+cancelled or is back on, or the hard stop in force moved. A saved edit that changes
+none of these (a title or notes, the same instant written in another zone) tells
+nobody.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import smtplib
+
+from celery import current_app
+from django.conf import settings
+from django.core.mail import EmailMessage
+from django.db import transaction
+from django.db.models import F, Q
+
+from exceptions.models import ExceptionRequest
+from exceptions.selectors import Deadline, grant_conflicts, hard_stop_conflicts
+from notices.models import NoticeDelivery, ScheduleNotice
+from releasecal import tz
+from releasecal.models import EnhancementOwner, Milestone, Release, Tracking
+from releasecal.selectors import release_hard_stop
+from slack_integration import mrkdwn
+from slack_integration.client import TransportError, backoff_delay, bot_client
+
+log = logging.getLogger(__name__)
+
+State = NoticeDelivery.State
+Kind = ScheduleNotice.Kind
+SEND_TASK = "notices.send"
+# KEPs whose owners hear that a freeze moved: the ones the release still tracks.
+TRACKED_STATUSES = (
+    Tracking.Status.TRACKED,
+    Tracking.Status.AT_RISK,
+    Tracking.Status.EXCEPTION_PENDING,
+    Tracking.Status.EXCEPTION_APPROVED,
+)
+MAX_CONFLICT_BLOCKS = mrkdwn.MAX_BLOCKS - 5
+
+
+# ----------------------------------------------------------------------- writing
+
+
+def _change_kind(old: Milestone, new: Milestone) -> str | None:
+    if new.cancelled != old.cancelled:
+        return Kind.CANCELLED if new.cancelled else Kind.RESTORED
+    if new.cancelled or old.deadline == new.deadline:
+        return None
+    return Kind.MOVED
+
+
+def _conflict_lines(conflicts: list[Deadline]) -> list[str]:
+    lines = []
+    for deadline in conflicts:
+        verb = "superseded by the freeze" if deadline.superseded else "past the hard stop (rc.0)"
+        lines.append(f"KEP-{deadline.keps[0]} (exception #{deadline.exception_id}): {verb}. {deadline.warning}")
+    return lines
+
+
+def _effective(deadline: dt.datetime | None, granted: dt.datetime | None) -> dt.datetime | None:
+    if deadline is None or granted is None:
+        return deadline
+    return max(deadline, granted)
+
+
+def _affected_keps(old: Milestone, milestone: Milestone, conflicts: list[Deadline]) -> set[int]:
+    """KEP numbers whose owners hear of this change: those whose grants it overrides
+    and, for a freeze, every KEP the release tracks (or that has a grant on it) whose
+    effective deadline for it changed (a grant later than both stays as it was)."""
+    affected = {deadline.keps[0] for deadline in conflicts}
+    if not milestone.kind.is_freeze:
+        return affected
+    grants = dict(
+        ExceptionRequest.objects.filter(
+            milestone=milestone, state=ExceptionRequest.State.APPROVED, decision__granted_until__isnull=False
+        ).values_list("enhancement__number", "decision__granted_until")
+    )
+    tracked = set(
+        Tracking.objects.filter(release_id=milestone.release_id, status__in=TRACKED_STATUSES).values_list(
+            "enhancement__number", flat=True
+        )
+    )
+    before = None if old.cancelled else old.deadline
+    after = None if milestone.cancelled else milestone.deadline
+    for number in tracked | set(grants):
+        if _effective(before, grants.get(number)) != _effective(after, grants.get(number)):
+            affected.add(number)
+    return affected
+
+
+def _slack_on() -> bool:
+    return bool(settings.SLACK_BOT_TOKEN)
+
+
+def _recipients(keps: set[int]) -> dict[str, list[int]]:
+    """recipient -> the KEPs it owns among ``keps``: the release team's Slack channel
+    (no KEPs), and each owner once, by Slack DM when their Slack identity is known (a
+    linked account's, else the one the KEP lists), by email otherwise."""
+    found: dict[str, list[int]] = {}
+    if _slack_on() and settings.SLACK_RELEASE_TEAM_CHANNEL:
+        found[f"channel:{settings.SLACK_RELEASE_TEAM_CHANNEL}"] = []
+    owners = (
+        EnhancementOwner.objects.filter(enhancement__number__in=keps)
+        .select_related("enhancement", "user__slack_identity")
+        .order_by("enhancement__number", "pk")
+    )
+    for owner in owners:
+        linked = getattr(owner.user, "slack_identity", None) if owner.user_id else None
+        slack_user = linked.slack_user_id if linked is not None else owner.slack_id
+        email = owner.email or (owner.user.email if owner.user_id else "")
+        if _slack_on() and slack_user:
+            recipient = f"slack:{slack_user}"
+        elif email:
+            recipient = f"email:{email.strip().lower()}"
+        else:
+            continue
+        numbers = found.setdefault(recipient, [])
+        if owner.enhancement.number not in numbers:
+            numbers.append(owner.enhancement.number)
+    return found
+
+
+def _notice_create(
+    *, key: str, kind: str, release: Release, milestone: Milestone | None, title: str, lines: list[str],
+    conflicts: list[Deadline], keps: set[int],
+) -> ScheduleNotice | None:  # fmt: skip
+    notice, created = ScheduleNotice.objects.get_or_create(
+        key=key,
+        defaults={
+            "kind": kind,
+            "release": release,
+            "milestone": milestone,
+            "title": title[:300],
+            "lines": lines,
+            "conflict_lines": _conflict_lines(conflicts),
+            "exception_ids": [deadline.exception_id for deadline in conflicts],
+        },
+    )
+    if not created:
+        return None  # this change was told already (a hook replayed)
+    rows = [
+        NoticeDelivery(notice=notice, recipient=recipient, keps=sorted(numbers))
+        for recipient, numbers in _recipients(keps).items()
+    ]
+    NoticeDelivery.objects.bulk_create(rows, ignore_conflicts=True)
+    if rows:
+        transaction.on_commit(lambda: _enqueue(notice.pk), robust=True)
+    return notice
+
+
+def notice_for_milestone_change(*, old: Milestone, milestone: Milestone) -> ScheduleNotice | None:
+    """The notice of a saved milestone edit (``old``: the row before it), or None when
+    the edit changes nothing people are told of. Call inside the saving transaction."""
+    kind = _change_kind(old, milestone)
+    if kind is None:
+        return None
+    release = milestone.release
+    conflicts = [] if milestone.cancelled else grant_conflicts(milestone=milestone, previous=old)
+    where = f"{milestone.title} ({release.name})"
+    if kind == Kind.MOVED:
+        title = f"{release.slug}: {milestone.title} moved"
+        lines = [
+            f"{where} moved.",
+            f"Was: {tz.render_deadline(old.deadline, old.zone)}",
+            f"Now: {tz.render_deadline(milestone.deadline, milestone.zone)}",
+        ]
+    elif kind == Kind.CANCELLED:
+        title = f"{release.slug}: {milestone.title} cancelled"
+        lines = [f"{where} is cancelled.", f"Was: {tz.render_deadline(old.deadline, old.zone)}"]
+    else:
+        title = f"{release.slug}: {milestone.title} is back on"
+        lines = [f"{where} is no longer cancelled.", f"Now: {tz.render_deadline(milestone.deadline, milestone.zone)}"]
+    return _notice_create(
+        key=f"milestone:{milestone.pk}:{milestone.sequence}", kind=kind, release=release, milestone=milestone,
+        title=title, lines=lines, conflicts=conflicts, keps=_affected_keps(old, milestone, conflicts),
+    )  # fmt: skip
+
+
+def notice_for_hard_stop_change(*, release: Release, before: dt.datetime | None) -> ScheduleNotice | None:
+    """The notice that the hard stop in force moved (``before``: the one before the
+    edit), with the grants it now cuts. Call inside the saving transaction."""
+    after = release_hard_stop(release)
+    if after == before:
+        return None
+    conflicts = hard_stop_conflicts(release=release, previous=before)
+    lines = [
+        f"The hard stop of {release.name} (no extension may end after it) moved.",
+        f"Was: {tz.render_deadline(before, release.zone) if before else 'none'}",
+        f"Now: {tz.render_deadline(after, release.zone) if after else 'none'}",
+    ]
+    return _notice_create(
+        key=f"release:{release.pk}:hard-stop:{release.updated_at.isoformat()}", kind=Kind.HARD_STOP,
+        release=release, milestone=None, title=f"{release.slug}: hard stop moved", lines=lines,
+        conflicts=conflicts, keps={deadline.keps[0] for deadline in conflicts},
+    )  # fmt: skip
+
+
+# ----------------------------------------------------------------------- sending
+
+
+def _enqueue(notice_id: int) -> None:
+    current_app.tasks[SEND_TASK].delay(notice_id)
+
+
+def _owner_line(keps: list[int]) -> str:
+    return "You get this as an owner of " + ", ".join(f"KEP-{number}" for number in keps) + "."
+
+
+def slack_message(notice: ScheduleNotice, keps: list[int]) -> tuple[str, list[dict]]:
+    """The notification text and Block Kit blocks of a notice for one recipient."""
+    blocks = [mrkdwn.header(notice.title), mrkdwn.section("\n".join(mrkdwn.escape(line) for line in notice.lines))]
+    if notice.conflict_lines:
+        blocks.append(mrkdwn.context("Granted extensions this change overrides:"))
+        shown = notice.conflict_lines[:MAX_CONFLICT_BLOCKS]
+        blocks += [mrkdwn.section("• " + mrkdwn.escape(line)) for line in shown]
+        if len(notice.conflict_lines) > len(shown):
+            blocks.append(mrkdwn.context(f"and {len(notice.conflict_lines) - len(shown)} more (see the admin)."))
+    if keps:
+        blocks.append(mrkdwn.context(mrkdwn.escape(_owner_line(keps))))
+    return mrkdwn.fallback(notice.title), blocks
+
+
+def email_message(notice: ScheduleNotice, keps: list[int]) -> tuple[str, str]:
+    """Subject and plain-text body of a notice for one owner."""
+    body = list(notice.lines)
+    if notice.conflict_lines:
+        body += ["", "Granted extensions this change overrides:", *[f"- {line}" for line in notice.conflict_lines]]
+    if keps:
+        body += ["", _owner_line(keps)]
+    return f"[releasecal] {notice.title}", "\n".join(body) + "\n"
+
+
+def _send_one(notice: ScheduleNotice, delivery: NoticeDelivery) -> None:
+    kind, _, address = delivery.recipient.partition(":")
+    if kind == "email":
+        subject, body = email_message(notice, delivery.keps)
+        try:
+            EmailMessage(subject=subject, body=body, to=[address]).send()
+        except smtplib.SMTPRecipientsRefused as exc:
+            raise TransportError(f"Address refused: {address}", permanent=True) from exc
+        except (smtplib.SMTPException, OSError) as exc:
+            raise TransportError(f"SMTP error: {exc.__class__.__name__}: {exc}") from exc
+        return
+    client = bot_client()
+    if client is None:
+        raise TransportError("Slack is not configured (SLACK_BOT_TOKEN)", permanent=True)
+    text, blocks = slack_message(notice, delivery.keps)
+    client.post_message(channel=address, text=text, blocks=blocks, unfurl_links=False)
+
+
+def _claimable(now: dt.datetime) -> Q:
+    lease = now - dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
+    due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
+    return (Q(state=State.PENDING) & due) | Q(state=State.SENDING, claimed_at__lt=lease)
+
+
+def notice_send(*, notice_id: int, now: dt.datetime | None = None) -> dict[str, int]:
+    """Send every due row of one notice that nobody else holds. Returns counts of what
+    happened (sent, retry, failed, not-claimed) for logs and tests."""
+    counts = {"sent": 0, "retry": 0, "failed": 0, "not-claimed": 0}
+    notice = ScheduleNotice.objects.filter(pk=notice_id).first()
+    if notice is None:
+        return counts
+    now = now or tz.utc_now()
+    for delivery_id in NoticeDelivery.objects.filter(_claimable(now), notice=notice).values_list("pk", flat=True):
+        claimed = (
+            NoticeDelivery.objects.filter(_claimable(now), pk=delivery_id)
+            .update(state=State.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
+        )  # fmt: skip
+        if claimed != 1:
+            counts["not-claimed"] += 1
+            continue
+        delivery = NoticeDelivery.objects.get(pk=delivery_id)
+        mine = NoticeDelivery.objects.filter(pk=delivery_id, state=State.SENDING, claimed_at=now)
+        try:
+            _send_one(notice, delivery)
+        except TransportError as exc:
+            counts[_record_failure(delivery, exc, mine=mine, now=now)] += 1
+            continue
+        mine.update(state=State.SENT, sent_at=tz.utc_now(), last_error="", next_attempt_at=None, updated_at=now)
+        counts["sent"] += 1
+    return counts
+
+
+def _record_failure(delivery: NoticeDelivery, exc: TransportError, *, mine, now: dt.datetime) -> str:
+    error = str(exc)[:2000]
+    log.warning("notice delivery %s to %s: %s", delivery.pk, delivery.recipient, error)
+    if exc.permanent or delivery.attempts >= settings.REMINDERS_MAX_ATTEMPTS:
+        prefix = "" if exc.permanent else f"Gave up after {delivery.attempts} attempts: "
+        mine.update(state=State.FAILED, last_error=(prefix + error)[:2000], next_attempt_at=None, updated_at=now)
+        return "failed"
+    delay = backoff_delay(
+        delivery.attempts - 1,
+        base=settings.REMINDERS_RETRY_BASE_SECONDS,
+        cap=settings.REMINDERS_RETRY_MAX_SECONDS,
+        retry_after=exc.retry_after,
+    )
+    mine.update(
+        state=State.PENDING, last_error=error, next_attempt_at=now + dt.timedelta(seconds=delay), updated_at=now
+    )
+    return "retry"
+
+
+def notices_sweep(*, now: dt.datetime | None = None) -> list[int]:
+    """Queue the send task of every notice with a row due and not held (a retry whose
+    time came, a task lost after commit, a worker lost mid-send). Rows touched in the
+    last minute are left to the task that is on them."""
+    now = now or tz.utc_now()
+    quiet = now - dt.timedelta(seconds=60)
+    ids = sorted(
+        set(NoticeDelivery.objects.filter(_claimable(now), updated_at__lt=quiet).values_list("notice_id", flat=True))
+    )
+    for notice_id in ids:
+        try:
+            _enqueue(notice_id)
+        except Exception:  # broker down: the next sweep tries again
+            log.warning("could not queue notice %s", notice_id, exc_info=True)
+    return ids
