@@ -35,6 +35,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import time
 import urllib.request
@@ -51,8 +52,8 @@ from tests.support.processes import (
     Processes,
     compose_command,
     forget_queue,
-    free_port,
     fresh_database,
+    gunicorn_port,
     http_status,
     load_compose,
     unavailable,
@@ -236,20 +237,25 @@ def test_no_layer_holds_the_build_secret_or_local_files(image, layers):
 def test_pip_in_the_build_reads_the_index_secret(image, tmp_path):
     """The checks above would pass vacuously if the secret never reached pip: a secret
     naming an index where nothing listens must make the Dockerfile's pip step fail."""
-    index = f"http://127.0.0.1:{free_port()}/simple"
+    # A port held bound but not listening for the whole build: connections to it are
+    # refused, and no other process can take it meanwhile.
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    index = f"http://127.0.0.1:{closed.getsockname()[1]}/simple"
     dead = tmp_path / "pip.conf"
     dead.write_text(f"[global]\nindex-url = {index}\nretries = 0\n")
     empty = tmp_path / "cert.pem"
     empty.write_text("")
     build = ["buildah", "build", "--isolation", "chroot", "--format", "docker", "--no-cache", "--target", "build"]
     secrets_ = ["--secret", f"id=pip-conf,src={dead}", "--secret", f"id=pip-cert,src={empty}"]
-    result = subprocess.run(
-        [*build, "--build-arg", f"PYTHON_IMAGE={FIGURES['base']}", *secrets_, "-f", "docker/Dockerfile", "."],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    with closed:
+        result = subprocess.run(
+            [*build, "--build-arg", f"PYTHON_IMAGE={FIGURES['base']}", *secrets_, "-f", "docker/Dockerfile", "."],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert result.returncode != 0, "pip installed without the index the secret names"
     output = result.stdout + result.stderr
     assert f"Looking in indexes: {index}" in output, output[-3000:]
@@ -363,9 +369,7 @@ def _stop_gracefully(process: Process, timeout: float = 40) -> int:
 
 def test_migrate_web_worker_and_beat_run_inside_the_image(image, tmp_path, capsys):
     redis_url = _database_and_redis()
-    port = free_port()
-    web = f"http://127.0.0.1:{port}"
-    queue = f"releasecal-image-{port}-{uuid.uuid4().hex[:6]}"
+    queue = f"releasecal-image-{uuid.uuid4().hex[:12]}"
     slack = FakeSlack().start()
     procs = Processes(log_dir=tmp_path, extra_details=[slack.summary])
     try:
@@ -381,9 +385,9 @@ def test_migrate_web_worker_and_beat_run_inside_the_image(image, tmp_path, capsy
                 "CELERY_BROKER_URL": redis_url,
                 "CELERY_QUEUE": queue,
                 "CACHE_KEY_PREFIX": queue,
-                "GUNICORN_BIND": f"127.0.0.1:{port}",
+                "GUNICORN_BIND": "127.0.0.1:0",  # gunicorn binds a free port; read back from its log
                 "WEB_CONCURRENCY": "2",
-                "SITE_URL": web,
+                "SITE_URL": "https://releasecal.example.org",  # links in messages; nothing follows them
                 "SLACK_API_URL": slack.api_url,
                 "SLACK_BOT_TOKEN": "xoxb-image-test-not-a-real-token",
                 "CONN_MAX_AGE": "0",
@@ -392,7 +396,7 @@ def test_migrate_web_worker_and_beat_run_inside_the_image(image, tmp_path, capsy
                 role: containers.enter_context(container(image, role)) for role in ("migrate", "web", "worker", "beat")
             }
             try:
-                _first_deploy(image, env, ctr, procs, slack, web=web, capsys=capsys)
+                _first_deploy(image, env, ctr, procs, slack, capsys=capsys)
             finally:
                 procs.stop_all()  # before the database is dropped
     finally:
@@ -400,7 +404,7 @@ def test_migrate_web_worker_and_beat_run_inside_the_image(image, tmp_path, capsy
         forget_queue(redis_url, queue)
 
 
-def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, web: str, capsys) -> None:
+def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, capsys) -> None:
     # ------------------------------------------------------------ migrate (a job)
     migrate = run_inside(ctr["migrate"], compose_command("migrate"), env)
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
@@ -431,14 +435,17 @@ def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, w
     # ---------------------------------------------------------------- web (gunicorn)
     started = time.monotonic()
     gunicorn = procs.start("gunicorn", inside(ctr["web"], compose_command("web"), env), dict(os.environ))
-    listening = None  # when gunicorn's master logs that it listens (container started)
-    while http_status(f"{web}/healthz") != 200:
+    port = None  # gunicorn's master logs the port it bound ("Listening at: ...")
+    listening = None  # when it does (container started)
+    while port is None or http_status(f"http://127.0.0.1:{port}/healthz") != 200:
         assert gunicorn.running, gunicorn.tail()
         assert time.monotonic() - started < 90, f"no 200 on /healthz after 90s\n{procs.tails()}"
-        if listening is None and "Listening at:" in gunicorn.output():
-            listening = time.monotonic() - started
+        if port is None:
+            port = gunicorn_port(gunicorn.log_path)
+            listening = None if port is None else time.monotonic() - started
         time.sleep(0.05)
     answered = time.monotonic() - started
+    web = f"http://127.0.0.1:{port}"
     _report(
         capsys,
         "gunicorn start to first /healthz 200",
@@ -450,7 +457,7 @@ def _first_deploy(image: str, env, ctr, procs: Processes, slack: FakeSlack, *, w
     # The image's own HEALTHCHECK, exactly as the image records it, inside the web container.
     healthcheck = _inspect(image)["Docker"]["config"]["Healthcheck"]["Test"]
     assert healthcheck[0] == "CMD", healthcheck
-    check = run_inside(ctr["web"], healthcheck[1:], env)
+    check = run_inside(ctr["web"], healthcheck[1:], {**env, "GUNICORN_BIND": f"127.0.0.1:{port}"})
     assert check.returncode == 0, check.stdout + check.stderr
 
     # A page, with its CSS by hashed name, and that file from WhiteNoise.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -18,7 +19,6 @@ from tests.support.processes import (
     ROOT,
     VENV_BIN,
     compose_command,
-    free_port,
     fresh_database,
     gunicorn_port,
     http_status,
@@ -160,8 +160,12 @@ def test_migrate_then_gunicorn_serves_health_and_stops_gracefully(production_dat
 
 
 def test_healthcheck_fails_when_nothing_answers_on_the_bound_port():
-    env = {**os.environ, "GUNICORN_BIND": f"127.0.0.1:{free_port()}"}
-    result = run([sys.executable, "docker/healthcheck.py"], env, timeout=30)
+    # A port held bound but not listening: connections are refused, and no other process
+    # can start listening there while the check runs.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        env = {**os.environ, "GUNICORN_BIND": f"127.0.0.1:{closed.getsockname()[1]}"}
+        result = run([sys.executable, "docker/healthcheck.py"], env, timeout=30)
     assert result.returncode == 1
     assert "healthcheck:" in result.stderr
 
