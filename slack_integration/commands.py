@@ -9,8 +9,6 @@ when the caller has set a zone with ``tz``, it is shown in that zone too.
 
 from __future__ import annotations
 
-import re
-
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from exceptions.models import ExceptionRequest
@@ -98,14 +96,9 @@ def _zone_hint(identity: SlackIdentity | None) -> dict:
     return context("Tip: `/relcal tz Europe/Berlin` also shows every time in your zone.")
 
 
-def _kep_number(text: str) -> int | None:
-    match = re.fullmatch(r"(?:kep-?)?#?(\d{1,9})", text.strip().lower())
-    return int(match.group(1)) if match else None
-
-
 def cmd_kep(args: list[str], identity: SlackIdentity | None) -> dict:
     viewer = identity.zone if identity else None
-    number = _kep_number(args[0]) if args else None
+    number = modal.kep_number(args[0]) if args else None
     if number is None:
         return reply("Usage: `/relcal kep 1880`")
     enhancement = Enhancement.objects.filter(number=number).first()

@@ -49,6 +49,8 @@ def test_the_manifest_has_slacks_structure_and_limits():
     assert len(command["description"]) <= 2000
     assert len(command["usage_hint"]) <= 1000
     assert command["should_escape"] is False
+    assert "request 1880" in command["usage_hint"]  # the filing modal (views.open needs no extra scope)
+    assert "link" in command["usage_hint"]
     assert set(manifest["settings"]) == SETTINGS_KEYS
     assert manifest["settings"]["socket_mode_enabled"] is False  # Slack calls our URLs
 
