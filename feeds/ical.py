@@ -295,7 +295,15 @@ def _text(value: str) -> str:
     return _CONTROL.sub("", value.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def _vevent(event: CalendarEvent) -> icalendar.Event:
+def _valarm(event: CalendarEvent, minutes: int) -> icalendar.Alarm:
+    alarm = icalendar.Alarm()
+    alarm.add("action", "DISPLAY")
+    alarm.add("description", _text(event.summary))
+    alarm.add("trigger", -dt.timedelta(minutes=minutes))
+    return alarm
+
+
+def _vevent(event: CalendarEvent, alarms: tuple[int, ...] = ()) -> icalendar.Event:
     vevent = icalendar.Event()
     vevent.add("uid", event.uid)
     vevent.add("dtstamp", event.last_modified)
@@ -316,11 +324,19 @@ def _vevent(event: CalendarEvent) -> icalendar.Event:
         vevent.add("categories", list(event.categories))
     if event.url:
         vevent.add("url", event.url)
+    # ?alarm= (off by default): a reminder before each confirmed timed deadline; not for
+    # all-day milestones, pending (tentative) extensions or cancelled events.
+    if alarms and not event.is_all_day and event.status == "CONFIRMED":
+        for minutes in alarms:
+            vevent.add_component(_valarm(event, minutes))
     return vevent
 
 
-def calendar_bytes(*, name: str, description: str, events: Iterable[CalendarEvent]) -> bytes:
-    """Serialise a feed. Events are sorted by start then UID; duplicates (same UID) are dropped."""
+def calendar_bytes(
+    *, name: str, description: str, events: Iterable[CalendarEvent], alarms: tuple[int, ...] = ()
+) -> bytes:
+    """Serialise a feed. Events are sorted by start then UID; duplicates (same UID) are
+    dropped. ``alarms``: minutes before each confirmed timed deadline (VALARM DISPLAY)."""
     unique: dict[str, CalendarEvent] = {}
     for event in events:
         unique.setdefault(event.uid, event)
@@ -339,7 +355,7 @@ def calendar_bytes(*, name: str, description: str, events: Iterable[CalendarEven
     for component in _vtimezones(ordered):
         cal.add_component(component)
     for event in ordered:
-        cal.add_component(_vevent(event))
+        cal.add_component(_vevent(event, alarms))
     missing = cal.get_missing_tzids()
     if missing:  # a TZID without its VTIMEZONE is the bug this writer exists to avoid
         raise RuntimeError(f"VTIMEZONE missing for {sorted(missing)}")

@@ -52,6 +52,19 @@ class FeedScope:
     sig: str = ""
     number: int | None = None
     user_label: str = ""
+    # Options of the URL (feeds/options.py): part of the cache key.
+    alarms: tuple[int, ...] = ()  # minutes before each timed deadline, largest first
+    since: dt.date | None = None  # all.ics: releases with a milestone on or after this day
+
+    @property
+    def cache_key(self) -> str:
+        """``key`` plus the options: each variant of a feed is cached on its own."""
+        key = self.key
+        if self.since is not None:
+            key += f"|since={self.since.isoformat()}"
+        if self.alarms:
+            key += "|alarm=" + ",".join(str(m) for m in self.alarms)
+        return key
 
 
 # ------------------------------------------------------------------------ scopes
@@ -102,14 +115,21 @@ def feed_scope_kep(*, number: int) -> FeedScope:
     )
 
 
-def feed_scope_all() -> FeedScope:
+def feed_scope_all(*, since: dt.date) -> FeedScope:
+    """Every release with a milestone on or after ``since`` (a timed one from 00:00 UTC
+    that day; by default today two years back, feeds/options.py)."""
+    start = dt.datetime.combine(since, dt.time(), tzinfo=dt.UTC)
+    recent = Milestone.objects.filter(
+        Q(at__gte=start) | Q(ends_at__gte=start) | Q(on_date__gte=since) | Q(ends_on__gte=since)
+    )
     return FeedScope(
         key="all",
         kind="all",
         filename="releasecal-all.ics",
         private=False,
-        releases=Release.objects.all(),
+        releases=Release.objects.filter(pk__in=recent.values("release_id")),
         requests=None,
+        since=since,
     )
 
 
@@ -174,7 +194,12 @@ def _calendar_name(scope: FeedScope, releases: list[Release], kep: Enhancement |
             f"My KEPs and releases, {scope.user_label} (releasecal)",
             "The KEPs you own and the releases you lead.",
         )
-    return "All releases (releasecal)", "Milestones of every release."
+    since = tz.render_date(scope.since) if scope.since else ""
+    return (
+        "All releases (releasecal)",
+        f"Milestones of every release with a milestone on or after {since}; "
+        "add ?since=YYYY to the address for older releases.",
+    )
 
 
 def feed_build(scope: FeedScope) -> BuiltFeed:
@@ -221,7 +246,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
     events = publish(events)
     stamps += [event.last_modified for event in events]
     name, description = _calendar_name(scope, releases, kep)
-    body = ical.calendar_bytes(name=name, description=description, events=events)
+    body = ical.calendar_bytes(name=name, description=description, events=events, alarms=scope.alarms)
     last_modified = max((tz.to_utc(s) for s in stamps), default=dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
     return BuiltFeed(body=body, last_modified=last_modified.replace(microsecond=0), event_count=len(events))
 

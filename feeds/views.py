@@ -8,14 +8,16 @@ cached feed is never stale. Feeds go through the whole middleware stack like any
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
-from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseNotFound
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from django.views.decorators.http import require_safe
 
 from feeds.cache import FeedEntry, cache_get, cache_set, feed_key, feed_version
+from feeds.options import SINCE_ONLY_ALL, BadFeedOption, parse_alarms, parse_since
 from feeds.selectors import (
     FeedScope,
     feed_build,
@@ -28,6 +30,7 @@ from feeds.selectors import (
     feed_token_resolve,
     feed_token_touch,
 )
+from releasecal import tz
 from releasecal.errors import NotFound
 
 CONTENT_TYPE = "text/calendar; charset=utf-8"
@@ -54,7 +57,7 @@ def _entry(scope: FeedScope) -> FeedEntry:
     version = feed_version()
     if version is None:  # no version row (a database flushed before migrate): uncached
         return _build(scope)
-    key = feed_key(version, scope.key)
+    key = feed_key(version, scope.cache_key)
     entry = cache_get(key)
     if entry is None:
         entry = _build(scope)
@@ -70,6 +73,15 @@ def _not_found(message: str) -> HttpResponse:
     return HttpResponseNotFound(message + "\n", content_type="text/plain; charset=utf-8")
 
 
+def _bad_option(message: str) -> HttpResponse:
+    return HttpResponseBadRequest(message + "\n", content_type="text/plain; charset=utf-8")
+
+
+def _with_alarms(request: HttpRequest, scope: FeedScope) -> FeedScope:
+    """The scope with its ``?alarm=`` (BadFeedOption when malformed)."""
+    return dataclasses.replace(scope, alarms=parse_alarms(request.GET.getlist("alarm")))
+
+
 def _headers(scope: FeedScope, entry: FeedEntry) -> dict[str, str]:
     headers = {
         "ETag": entry.etag,
@@ -83,6 +95,12 @@ def _headers(scope: FeedScope, entry: FeedEntry) -> dict[str, str]:
 
 
 def _serve(request: HttpRequest, scope: FeedScope) -> HttpResponse:
+    try:
+        if "since" in request.GET and scope.kind != "all":
+            raise BadFeedOption(SINCE_ONLY_ALL)
+        scope = _with_alarms(request, scope)
+    except BadFeedOption as exc:
+        return _bad_option(exc.message)
     entry = _entry(scope)
     if entry.missing:
         return _not_found(entry.missing)
@@ -119,7 +137,11 @@ def kep_feed(request: HttpRequest, number: int) -> HttpResponse:
 
 @require_safe
 def all_feed(request: HttpRequest) -> HttpResponse:
-    return _serve(request, feed_scope_all())
+    try:
+        since = parse_since(request.GET.get("since"), today=tz.utc_now().date())
+    except BadFeedOption as exc:
+        return _bad_option(exc.message)
+    return _serve(request, feed_scope_all(since=since))
 
 
 @require_safe

@@ -160,14 +160,22 @@ class Feed:
     https: str
     webcal: str
     google: str
+    outlook: str
     slug: str
+
+    @property
+    def with_alarm(self) -> str:
+        """The feed with a reminder a day before each timed deadline (feeds/options.py)."""
+        return self.https + "?alarm=1d"
 
 
 def feed_for(request: HttpRequest, path: str, label: str, slug: str) -> Feed:
     https = request.build_absolute_uri(path)
     webcal = "webcal://" + https.split("://", 1)[1]
     google = "https://calendar.google.com/calendar/render?" + urlencode({"cid": webcal})
-    return Feed(label=label, https=https, webcal=webcal, google=google, slug=slug)
+    # Outlook.com's "Subscribe from web" page, filled in: it takes the https address.
+    outlook = "https://outlook.live.com/calendar/0/addfromweb?" + urlencode({"url": https, "name": label})
+    return Feed(label=label, https=https, webcal=webcal, google=google, outlook=outlook, slug=slug)
 
 
 def personal_feed(request: HttpRequest) -> dict | None:

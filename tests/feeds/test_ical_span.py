@@ -136,7 +136,7 @@ def decade(kinds, requester, release_team_member):
         "/calendar/1.24/sig/node.ics",
         "/calendar/kep/4000.ics",
         "/calendar/kep/4001.ics",
-        "/calendar/all.ics",
+        "/calendar/all.ics?since=2000",
         f"/calendar/u/{token}.ics",
     ]
     bodies = {}

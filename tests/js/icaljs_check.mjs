@@ -44,6 +44,11 @@ function readFeed(path) {
       end: hasEnd ? instant(event.endDate) : null,
       dtstamp: vevent.getFirstPropertyValue("dtstamp").toString(),
       last_modified: vevent.getFirstPropertyValue("last-modified").toString(),
+      alarms: vevent.getAllSubcomponents("valarm").map((valarm) => ({
+        action: valarm.getFirstPropertyValue("action"),
+        trigger: valarm.getFirstPropertyValue("trigger").toString(),
+        seconds: valarm.getFirstPropertyValue("trigger").toSeconds(),
+      })),
     };
   });
 

@@ -392,6 +392,41 @@ def test_every_page_offers_webcal_https_and_google_for_its_feed(client, release,
 
 
 @pytest.mark.django_db
+def test_every_page_offers_outlook_com_beside_webcal_and_google(client, release, kep, pending_request):
+    # Outlook.com's "subscribe from web" page takes the https address and a name.
+    expectations = {
+        "/": '<a class="btn" href="https://outlook.live.com/calendar/0/addfromweb?'
+        'url=http%3A%2F%2Ftestserver%2Fcalendar%2Fall.ics&amp;name=Every+active+release" '
+        'rel="noopener" data-feed-outlook>Add to Outlook.com</a>',
+        "/releases/1.31/": '<a class="btn" href="https://outlook.live.com/calendar/0/addfromweb?'
+        'url=http%3A%2F%2Ftestserver%2Fcalendar%2F1.31.ics&amp;name=Kubernetes+v1.31+schedule" '
+        'rel="noopener" data-feed-outlook>Add to Outlook.com</a>',
+        "/kep/2400/": '<a class="btn" href="https://outlook.live.com/calendar/0/addfromweb?'
+        'url=http%3A%2F%2Ftestserver%2Fcalendar%2Fkep%2F2400.ics&amp;name=KEP-2400" '
+        'rel="noopener" data-feed-outlook>Add to Outlook.com</a>',
+    }
+    for page, link in expectations.items():
+        assert link in _text(client.get(page)), page
+
+
+@pytest.mark.django_db
+def test_every_feed_block_says_how_to_add_alarms_and_all_ics_how_to_go_back_further(client, release, kep):
+    html = _text(client.get("/releases/1.31/"))
+    assert (
+        "Reminders: add <code>?alarm=1d</code> to the feed URL "
+        "(<code>http://testserver/calendar/1.31.ics?alarm=1d</code>) for an alert a day before each timed "
+        "deadline; <code>2h</code>, <code>30m</code> or up to three, like <code>?alarm=1d,2h</code>, work too.</p>"
+    ) in html
+    assert "?since=2020" not in html
+    home = _text(client.get("/"))
+    assert (
+        "work too. This feed holds the releases of the last two years; add <code>?since=2020</code> for older ones.</p>"
+    ) in home
+    # What the page says works: the feed with ?alarm=1d answers with alarms.
+    assert b"TRIGGER:-P1D" in client.get("/calendar/1.31.ics?alarm=1d").content
+
+
+@pytest.mark.django_db
 def test_release_page_links_each_tracked_sigs_feed(client, release, kep):
     assert 'href="webcal://testserver/calendar/1.31/sig/node.ics"' in _text(client.get("/releases/1.31/"))
 
