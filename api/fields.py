@@ -88,6 +88,7 @@ class UtcInstantField(serializers.Field):
         return _utc_text(instant) if instant is not None else None
 
 
+@tz.rules_cache_register
 @functools.lru_cache(maxsize=4096)
 def _local_time(instant: dt.datetime, zone: str, deadline: bool) -> tuple[tuple[str, str], ...]:
     # A list repeats the same freeze and zone on every row; render each pair once.

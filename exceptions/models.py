@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from releasecal.models import Enhancement, Milestone, Release, Tracking, ZoneField
+from releasecal.models import Enhancement, Milestone, Release, Tracking, WallTimeField, ZoneField
 
 
 def days_label(days: int | None) -> str:
@@ -180,6 +180,11 @@ class Decision(models.Model):
     # as "granted, deadline not recorded"; the KEP's deadline stays the milestone's own.
     granted_until = models.DateTimeField(null=True, blank=True)
     granted_zone = ZoneField(blank=True)
+    # granted_until as a wall clock in granted_zone, as it was granted (WallTimeField):
+    # a tzdata change of the zone's rules moves granted_until, not this.
+    granted_wall = WallTimeField(
+        null=True, blank=True, editable=False, help_text="granted_until as granted, on the wall clock of granted_zone"
+    )
     # The freeze the grant extends, copied at decision time so the database can check
     # "granted_until after the freeze" without a join.
     freeze_at = models.DateTimeField(null=True, blank=True)

@@ -18,7 +18,7 @@ from releasecal import tz
 from releasecal.errors import Conflict, NotAllowed, PolicyViolation, ValidationFailed
 from releasecal.models import Enhancement, Milestone, Tracking
 from releasecal.selectors import release_hard_stop, release_team_includes, sig_leaderships_of
-from releasecal.services import audit_record
+from releasecal.services import audit_record, wall_time_record
 
 # Kept for the admin's menus; deciding itself needs membership of the request's release
 # team (``can_decide``), not this global permission.
@@ -26,7 +26,8 @@ DECIDE_PERMISSION = "exceptions.decide_exceptionrequest"
 
 # Other apps (notifications, Slack) register here to hear about workflow events:
 # ``hook(event, request)`` with event in submitted/amended/signed_off/approved/
-# rejected/withdrawn. Called inside the transaction; queue work with on_commit.
+# rejected/withdrawn/regranted (a grant's instant moved by a tzdata change). Called
+# inside the transaction; queue work with on_commit.
 request_event_hooks: list[Callable[[str, ExceptionRequest], None]] = []
 
 
@@ -540,6 +541,7 @@ def _decide(request, *, actor, outcome, note, at, granted_until=None, granted_zo
                 note=note,
                 granted_until=granted_until,
                 granted_zone=granted_zone,
+                granted_wall=wall_time_record(instant=granted_until, zone=granted_zone) if granted_until else None,
                 freeze_at=request.milestone.deadline if granted_until else None,
             )
     except IntegrityError:
@@ -554,6 +556,57 @@ def _decide(request, *, actor, outcome, note, at, granted_until=None, granted_zo
         action=f"exception.{outcome}", obj=request, actor=actor, before={"state": "pending"}, after=after, at=at
     )
     request.decision = decision
+    return decision
+
+
+@transaction.atomic
+def decision_grant_retime(
+    *, decision: Decision, granted_until: dt.datetime, actor=None, actor_label: str = ""
+) -> Decision:
+    """Move an approved grant's ``granted_until`` to the instant its kept wall time means
+    under the running tzdata (``manage.py tzdata_check --apply``): the wall time and the
+    zone stay, the audit log records the move, and the request's reminders resync (the
+    ``"regranted"`` request event). Nothing else about the decision changes."""
+    decision = Decision.objects.select_for_update().select_related("request__milestone").get(pk=decision.pk)
+    if decision.outcome != Decision.Outcome.APPROVED or decision.granted_until is None:
+        raise ValidationFailed(f"Decision #{decision.pk} grants no deadline to move.")
+    granted_until = tz.check_plausible(granted_until, field="granted_until")
+    if decision.freeze_at is not None and granted_until < decision.freeze_at:
+        raise PolicyViolation(
+            f"granted_until ({tz.render_deadline(granted_until, decision.granted_zone)}) would be before the freeze "
+            f"it extends ({tz.render_deadline(decision.freeze_at, decision.granted_zone)}).",
+            extra={"granted_until": tz.isoformat_utc(granted_until), "freeze": tz.isoformat_utc(decision.freeze_at)},
+        )
+    if granted_until == decision.granted_until:
+        return decision
+    # The wall time as text (naive: it is a wall clock in granted_zone, not an instant).
+    before = {
+        "granted_until": tz.isoformat_utc(decision.granted_until),
+        "granted_wall": decision.granted_wall.isoformat() if decision.granted_wall else None,
+        "granted_zone": decision.granted_zone,
+    }
+    decision.granted_wall = wall_time_record(
+        instant=granted_until,
+        zone=decision.granted_zone,
+        old_instant=decision.granted_until,
+        old_zone=decision.granted_zone,
+        old_wall=decision.granted_wall,
+    )
+    decision.granted_until = granted_until
+    decision.save(update_fields=["granted_until", "granted_wall"])
+    audit_record(
+        action="exception.grant_moved",
+        obj=decision.request,
+        actor=actor,
+        actor_label=actor_label,
+        before=before,
+        after={
+            "granted_until": tz.isoformat_utc(granted_until),
+            "granted_wall": decision.granted_wall.isoformat() if decision.granted_wall else None,
+            "granted_zone": decision.granted_zone,
+        },
+    )
+    _emit("regranted", decision.request)
     return decision
 
 

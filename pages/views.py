@@ -214,6 +214,7 @@ def my_feed(request: HttpRequest) -> HttpResponse:
 # ------------------------------------------------------------------------ pages
 
 
+@tz.rules_cache_register
 @lru_cache(maxsize=1)
 def _zone_options() -> tuple[str, ...]:
     rest = [value for value, _ in tz.zone_choices() if value not in COMMON_ZONES]

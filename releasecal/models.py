@@ -37,6 +37,41 @@ class ZoneField(models.CharField):
         super().__init__(*args, **kwargs)
 
 
+class WallTimeField(models.Field):
+    """A naive local date and time (``timestamp without time zone``): the wall clock a
+    deadline was set to, kept beside its UTC instant and its zone so that a tzdata
+    change of the zone's rules moves the instant, not the wall time
+    (``releasecal.services.wall_time_record``, ``manage.py tzdata_check``)."""
+
+    description = "Wall time (naive local date and time)"
+
+    def db_type(self, connection):
+        return "timestamp" if connection.vendor == "postgresql" else "datetime"
+
+    def to_python(self, value):
+        if value is None or isinstance(value, dt.datetime):
+            if value is not None and value.tzinfo is not None:
+                raise ValidationError("A wall time has no zone or offset.")
+            return value
+        try:
+            return dt.datetime.fromisoformat(str(value))
+        except ValueError as exc:
+            raise ValidationError(f"{value!r} is not a date and time.") from exc
+
+    def from_db_value(self, value, expression, connection):
+        return self.to_python(value)
+
+    def get_prep_value(self, value):
+        value = self.to_python(super().get_prep_value(value))
+        return value
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        value = value if prepared else self.get_prep_value(value)
+        if value is None or connection.vendor == "postgresql":
+            return value
+        return value.isoformat(sep=" ")
+
+
 class Release(models.Model):
     class Status(models.TextChoices):
         PLANNING = "planning", "Planning"
@@ -135,6 +170,12 @@ class Milestone(models.Model):
     ends_at = models.DateTimeField(null=True, blank=True, help_text="End of a window (timed)")
     ends_on = models.DateField(null=True, blank=True, help_text="Last day of a window (date-only, inclusive)")
     zone = ZoneField()
+    # ``at`` and ``ends_at`` as wall clocks in ``zone``, as they were set (see
+    # WallTimeField): recorded by milestone_save, never edited by hand.
+    at_wall = WallTimeField(null=True, blank=True, editable=False, help_text="at as set, on the wall clock of zone")
+    ends_at_wall = WallTimeField(
+        null=True, blank=True, editable=False, help_text="ends_at as set, on the wall clock of zone"
+    )
     description = models.TextField(blank=True)
     link = models.URLField(blank=True, max_length=500)
     sequence = models.PositiveIntegerField(default=0)

@@ -75,6 +75,49 @@ def audit_record(
     )
 
 
+def wall_time_record(
+    *,
+    instant: dt.datetime | None,
+    zone: str,
+    old_instant: dt.datetime | None = None,
+    old_zone: str = "",
+    old_wall: dt.datetime | None = None,
+) -> dt.datetime | None:
+    """THE way a deadline's wall time is set (milestones' ``at``/``ends_at``, grants'
+    ``granted_until``): the naive wall clock in ``zone`` kept beside the instant.
+
+    A new instant records its wall clock under the running tzdata, which is the wall
+    time the person entered (forms and the API parse wall times under the same rules).
+    The stored wall time is kept, in the same zone, when the instant did not change (a
+    title edited after a tzdata upgrade, before ``manage.py tzdata_check --apply``: the
+    instant is stale, the wall time is right) or when the instant is what the stored
+    wall time means under the running rules (the instant ``tzdata_check`` recomputed,
+    even where the new rules put the wall time in a gap, or either occurrence of a wall
+    time in a fold)."""
+    if instant is None:
+        return None
+    same_zone = bool(old_zone) and tz.normalize_zone_name(old_zone) == tz.normalize_zone_name(zone)
+    if old_wall is not None and same_zone and (instant == old_instant or instant in tz.wall_readings(old_wall, zone)):
+        return old_wall
+    return tz.wall_clock(instant, zone)
+
+
+def milestone_walls_record(milestone: Milestone, old: Milestone | None = None) -> None:
+    """Set ``at_wall`` and ``ends_at_wall`` through ``wall_time_record``."""
+    for field in ("at", "ends_at"):
+        setattr(
+            milestone,
+            f"{field}_wall",
+            wall_time_record(
+                instant=getattr(milestone, field),
+                zone=milestone.zone,
+                old_instant=getattr(old, field) if old is not None else None,
+                old_zone=old.zone if old is not None else "",
+                old_wall=getattr(old, f"{field}_wall") if old is not None else None,
+            ),
+        )
+
+
 def milestone_snapshot(milestone: Milestone) -> dict[str, Any]:
     data = model_to_dict(milestone, fields=[f.removesuffix("_id") for f in Milestone.CALENDAR_FIELDS])
     return _json_safe(data)
@@ -109,6 +152,7 @@ def milestone_save(*, milestone: Milestone, actor=None, actor_label: str = "") -
     calendar shows changed, record the audit row and tell the reminder ledger."""
     _check_milestone(milestone)
     if milestone.pk is None:
+        milestone_walls_record(milestone)
         milestone.save()
         audit_record(
             action="milestone.create",
@@ -121,8 +165,11 @@ def milestone_save(*, milestone: Milestone, actor=None, actor_label: str = "") -
             hook(milestone)
         return milestone
     old = Milestone.objects.select_for_update().get(pk=milestone.pk)
+    milestone_walls_record(milestone, old)
     before, after = milestone_snapshot(old), milestone_snapshot(milestone)
     if before == after:
+        if (milestone.at_wall, milestone.ends_at_wall) != (old.at_wall, old.ends_at_wall):
+            milestone.save(update_fields=["at_wall", "ends_at_wall"])
         return milestone
     milestone.sequence = old.sequence + 1
     milestone.save()

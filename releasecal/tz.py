@@ -16,6 +16,7 @@ Conventions:
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import zoneinfo
 from dataclasses import dataclass
@@ -323,6 +324,79 @@ def wall_time_input(instant: dt.datetime, zone: str) -> str:
     except (NonExistentTime, AmbiguousTime):
         pass
     return text + format_offset(local.utcoffset() or dt.timedelta(0))
+
+
+def wall_clock(instant: dt.datetime, zone: str) -> dt.datetime:
+    """``instant`` as the naive wall clock of ``zone`` under the running tzdata: what a
+    deadline keeps beside its instant (``releasecal.services.wall_time_record``)."""
+    return to_zone(instant, zone).replace(tzinfo=None)
+
+
+def wall_readings(wall: dt.datetime, zone: str) -> tuple[dt.datetime, ...]:
+    """Every UTC instant the naive ``wall`` in ``zone`` can mean under the running rules:
+    one, two in a fold (first occurrence first), or in a gap the end of the gap
+    (``localize_lenient``). A kept wall time has no fold bit: an instant stored for it is
+    still right when it is any of these."""
+    try:
+        return (localize(wall, zone),)
+    except AmbiguousTime:
+        tzinfo = get_zone(zone)
+        return tuple(wall.replace(tzinfo=tzinfo, fold=fold).astimezone(UTC) for fold in (0, 1))
+    except NonExistentTime:
+        return (localize_lenient(wall, zone),)
+
+
+def render_wall(wall: dt.datetime, zone: str) -> str:
+    """A kept wall time in words, with no claim about its offset (which is what may have
+    changed): ``19:00 Friday 26 June 2026 America/Los_Angeles``."""
+    return f"{_clock(wall)} {_day(wall)} {normalize_zone_name(zone)}"
+
+
+# Caches of other modules whose values depend on the zone rules (``rules_cache_register``).
+_RULE_CACHES: list = []
+
+
+def rules_cache_register(cached_function):
+    """Register an ``lru_cache``d function whose results depend on the zone rules, so
+    that ``zone_rules_reload`` empties it too. Returns the function (usable as a decorator)."""
+    _RULE_CACHES.append(cached_function)
+    return cached_function
+
+
+def zone_rules_reload() -> None:
+    """Forget every zone and zone rule read so far, so the next call reads the tzdata
+    now on disk (and under ``zoneinfo.TZPATH`` as it now is): this module's caches, the
+    registered ones and ``zoneinfo``'s own (``ZoneInfo.clear_cache``). A process that
+    runs for long (web, worker) only sees a tzdata upgrade after a restart or this call."""
+    for cached in (_available, _normalize_valid, _available_lowered, get_zone, start_of_day, _is_seasonal):
+        cached.cache_clear()
+    for cached in _RULE_CACHES:
+        cached.cache_clear()
+    zoneinfo.ZoneInfo.clear_cache()
+
+
+def zone_rules_source() -> str:
+    """Where ``zoneinfo`` reads the zone rules, with the tzdata version when known:
+    ``/usr/share/zoneinfo (tzdata 2025b)`` or ``the tzdata Python package (2026a)``.
+
+    ``zoneinfo`` looks in each ``zoneinfo.TZPATH`` directory first and falls back to the
+    ``tzdata`` package only for a zone no directory has (UTC is in every tzdata)."""
+    for directory in zoneinfo.TZPATH:
+        if os.path.isfile(os.path.join(directory, "UTC")):
+            version = ""
+            try:
+                with open(os.path.join(directory, "tzdata.zi"), encoding="ascii") as source:
+                    first = source.readline().split()
+                if first[:2] == ["#", "version"] and len(first) == 3:
+                    version = first[2]
+            except (OSError, UnicodeDecodeError):
+                pass
+            return f"{directory} (tzdata {version})" if version else directory
+    try:
+        import tzdata
+    except ImportError:
+        return "no tzdata found"
+    return f"the tzdata Python package ({tzdata.IANA_VERSION})"
 
 
 def localize_lenient(wall: dt.datetime, zone: str) -> dt.datetime:

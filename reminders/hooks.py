@@ -31,6 +31,9 @@ def on_request_event(event: str, request) -> None:
         deliveries_cancel_for_request(request=request, reason="Decided before the nudge went out")
         deliveries_sync_for_request(request=request)
         deliveries_create_for_event(request=request, event="approved")
+    elif event == "regranted":
+        # The grant's instant moved (a tzdata change, manage.py tzdata_check --apply).
+        deliveries_sync_for_request(request=request)
     elif event == "rejected":
         deliveries_cancel_for_request(request=request, reason=f"Request #{request.pk} was rejected")
         deliveries_create_for_event(request=request, event="rejected")

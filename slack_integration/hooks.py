@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 def on_request_event(event: str, request: ExceptionRequest) -> None:
     if event == "submitted":
         task, args = tasks.slack_post_exception_request, (request.pk,)
-    elif event in {"approved", "rejected", "withdrawn", "amended"}:
+    elif event in {"approved", "rejected", "withdrawn", "amended", "regranted"}:
         task, args = tasks.slack_update_exception_messages, (request.pk,)
     else:
         return

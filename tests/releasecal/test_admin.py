@@ -264,6 +264,7 @@ def test_a_fold_time_is_refused_and_an_explicit_offset_is_accepted(su_client, re
     assert su_client.post(url, payload).status_code == 302
     code_freeze.refresh_from_db()
     assert code_freeze.at == dt.datetime(2024, 11, 3, 9, 30, tzinfo=dt.UTC)
+    assert code_freeze.at_wall == dt.datetime(2024, 11, 3, 1, 30)  # the wall time entered, kept beside the instant
     # The page now pre-fills the fold time with its offset so it reads back the same.
     assert 'value="2024-11-03 01:30-08:00"' in su_client.get(url).content.decode()
 
@@ -283,6 +284,7 @@ def test_a_milestone_added_in_the_release_form_is_created_in_its_zone(su_client,
     docs = release.milestones.get(title="Docs Freeze")
     assert docs.zone == "AoE"
     assert docs.at == dt.datetime(2024, 7, 31, 11, 59, tzinfo=dt.UTC)
+    assert docs.at_wall == dt.datetime(2024, 7, 30, 23, 59)
     assert AuditLog.objects.filter(object_id=str(docs.pk), action="milestone.create").exists()
 
 
@@ -345,6 +347,7 @@ def test_approve_accepts_an_explicit_time_and_zone(lead_client, pending_request)
     decision = Decision.objects.get(request=pending_request)
     assert decision.granted_until == dt.datetime(2024, 7, 27, 10, 0, tzinfo=dt.UTC)
     assert decision.granted_zone == "Europe/Berlin"
+    assert decision.granted_wall == dt.datetime(2024, 7, 27, 12, 0)
     pending_request.refresh_from_db()
     assert pending_request.state == "approved"
 

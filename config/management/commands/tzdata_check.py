@@ -1,0 +1,208 @@
+"""Which future deadlines a tzdata upgrade moved, and (with --apply) move them.
+
+Every deadline keeps the wall time it was set to and its zone beside its UTC instant
+(``Milestone.at_wall``/``ends_at_wall``, ``Decision.granted_wall``). When new zone
+rules change a zone's offsets (a country drops daylight saving time), the instant
+stored under the old rules no longer shows the wall time people set. This command
+recomputes, under the tzdata this process runs with, the instant of every future
+deadline from its wall time and zone, and reports those that differ.
+
+Exit status (for cron): 0 when no future instant moved (or every moved one was saved
+with --apply), 1 when some moved and --apply was not given (nothing was changed), 2 when
+--apply could not save some of them (each is named). Past deadlines are never touched.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.db.models import Q
+
+from exceptions.models import Decision
+from exceptions.services import decision_grant_retime
+from releasecal import tz
+from releasecal.errors import ValidationFailed
+from releasecal.models import Milestone
+from releasecal.services import milestone_save
+
+ACTOR_LABEL = "tzdata upgrade (manage.py tzdata_check --apply)"
+
+
+@dataclass(frozen=True)
+class Moved:
+    """One future instant that the running zone rules put elsewhere."""
+
+    what: str  # "milestone 12 [1.31] Enhancements Freeze, at"
+    model: type
+    pk: int
+    field: str
+    wall: dt.datetime
+    zone: str
+    old: dt.datetime
+    new: dt.datetime
+    note: str = ""
+
+    def describe(self) -> str:
+        text = (
+            f"{self.what}: set to {tz.render_wall(self.wall, self.zone)}; was {tz.render_in_zone(self.old, 'UTC')}, "
+            f"now {tz.render_deadline(self.new, self.zone)}"
+        )
+        return f"{text} ({self.note})" if self.note else text
+
+
+def recompute(wall: dt.datetime, zone: str, current: dt.datetime) -> tuple[dt.datetime, str]:
+    """The instant ``wall`` in ``zone`` means under the running rules (``current`` when it
+    is one of its readings: the second occurrence of a wall time in a fold stays), and a
+    note when those rules make it a time that never happens or happens twice."""
+    readings = tz.wall_readings(wall, zone)
+    if current in readings:
+        return current, ""
+    if len(readings) == 2:
+        return readings[0], "the new rules repeat this wall time: it is now the first one"
+    if tz.wall_clock(readings[0], zone) != wall:
+        return readings[0], "the new rules skip this wall time: it is now the end of the gap"
+    return readings[0], ""
+
+
+def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
+    """(moved instants, future instants checked, future instants with no wall time)."""
+    moved: list[Moved] = []
+    checked = unrecorded = 0
+    milestones = (
+        Milestone.objects.filter(Q(at__gt=now) | Q(ends_at__gt=now)).select_related("release").order_by("at", "pk")
+    )
+    for milestone in milestones:
+        for field in ("at", "ends_at"):
+            instant, wall = getattr(milestone, field), getattr(milestone, f"{field}_wall")
+            if instant is None or instant <= now:
+                continue
+            checked += 1
+            if wall is None:
+                unrecorded += 1
+                continue
+            new, note = recompute(wall, milestone.zone, instant)
+            if new != instant:
+                what = f"milestone {milestone.pk} {milestone}, {field}"
+                moved.append(Moved(what, Milestone, milestone.pk, field, wall, milestone.zone, instant, new, note))
+    grants = (
+        Decision.objects.filter(outcome=Decision.Outcome.APPROVED, granted_until__gt=now)
+        .select_related("request__enhancement", "request__release", "request__milestone")
+        .order_by("granted_until", "pk")
+    )
+    for decision in grants:
+        checked += 1
+        if decision.granted_wall is None:
+            unrecorded += 1
+            continue
+        new, note = recompute(decision.granted_wall, decision.granted_zone, decision.granted_until)
+        if new != decision.granted_until:
+            request = decision.request
+            what = (
+                f"grant of exception request {request.pk} (KEP-{request.enhancement.number}, "
+                f"[{request.release.slug}] {request.milestone.title}), granted_until"
+            )
+            moved.append(
+                Moved(
+                    what,
+                    Decision,
+                    decision.pk,
+                    "granted_until",
+                    decision.granted_wall,
+                    decision.granted_zone,
+                    decision.granted_until,
+                    new,
+                    note,
+                )
+            )
+    return moved, checked, unrecorded
+
+
+@transaction.atomic
+def apply_milestone(pk: int, now: dt.datetime) -> list[str]:
+    """Recompute one milestone's future instants from its wall times, as the row stands
+    now (locked), and save them through milestone_save. Returns the fields moved."""
+    milestone = Milestone.objects.select_for_update().get(pk=pk)
+    fields = []
+    for field in ("at", "ends_at"):
+        instant, wall = getattr(milestone, field), getattr(milestone, f"{field}_wall")
+        if instant is None or instant <= now or wall is None:
+            continue
+        new, _ = recompute(wall, milestone.zone, instant)
+        if new != instant:
+            setattr(milestone, field, new)
+            fields.append(field)
+    if fields:
+        milestone_save(milestone=milestone, actor_label=ACTOR_LABEL)
+    return fields
+
+
+@transaction.atomic
+def apply_grant(pk: int, now: dt.datetime) -> bool:
+    decision = Decision.objects.select_for_update().get(pk=pk)
+    if decision.granted_until is None or decision.granted_until <= now or decision.granted_wall is None:
+        return False
+    new, _ = recompute(decision.granted_wall, decision.granted_zone, decision.granted_until)
+    if new == decision.granted_until:
+        return False
+    decision_grant_retime(decision=decision, granted_until=new, actor_label=ACTOR_LABEL)
+    return True
+
+
+class Command(BaseCommand):
+    help = (
+        "Report the future deadlines whose instant the running tzdata moved (the wall time and zone they were "
+        "set in now mean another UTC instant); with --apply, save the new instants (wall times kept). "
+        "Exit status: 0 nothing moved (or all saved), 1 moved and not saved, 2 some could not be saved."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--apply",
+            action="store_true",
+            help="Save the recomputed instants (audit log, feed SEQUENCE, reminders) instead of only reporting them.",
+        )
+
+    def handle(self, *args, apply: bool = False, verbosity: int = 1, **options):
+        now = tz.utc_now()
+        source = tz.zone_rules_source()
+        moved, checked, unrecorded = find_moved(now)
+        if unrecorded:
+            self.stderr.write(
+                f"{unrecorded} future instant(s) have no wall time recorded and were not checked "
+                "(rows written around the services; saving them once through the admin records it)."
+            )
+        if not moved:
+            if verbosity >= 1:
+                self.stdout.write(f"No future deadline moved: {checked} future instant(s) checked against {source}.")
+            return
+        for item in moved:
+            self.stdout.write(item.describe())
+        count = f"{len(moved)} future instant(s) moved under the zone rules of {source}"
+        if not apply:
+            raise CommandError(f"{count}; nothing was saved: run `manage.py tzdata_check --apply`.", returncode=1)
+        failures: list[str] = []
+        saved = 0
+        done: set[tuple[type, int]] = set()
+        for item in moved:
+            key = (item.model, item.pk)
+            if key in done:
+                continue
+            done.add(key)
+            try:
+                if item.model is Milestone:
+                    saved += len(apply_milestone(item.pk, now))
+                else:
+                    saved += int(apply_grant(item.pk, now))
+            except (ValidationFailed, Milestone.DoesNotExist, Decision.DoesNotExist) as exc:
+                message = exc.message if isinstance(exc, ValidationFailed) else "it was deleted meanwhile"
+                failures.append(f"not saved: {item.what}: {message}")
+        for failure in failures:
+            self.stderr.write(failure)
+        if failures:
+            raise CommandError(
+                f"{count}; {saved} saved, {len(failures)} could not be saved (named above).", returncode=2
+            )
+        self.stdout.write(f"{count}; {saved} saved (wall times kept).")
