@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import smtplib
+import time
 
 from celery import current_app
 from django.conf import settings
@@ -33,6 +34,7 @@ from notices.models import NoticeDelivery, ScheduleNotice
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone, Release, Tracking
 from releasecal.selectors import release_hard_stop
+from reminders import ratelimit
 from slack_integration import mrkdwn
 from slack_integration.client import TransportError, backoff_delay, bot_client
 
@@ -267,31 +269,82 @@ def _claimable(now: dt.datetime) -> Q:
     return (Q(state=State.PENDING) & due) | Q(state=State.SENDING, claimed_at__lt=lease)
 
 
-def notice_send(*, notice_id: int, now: dt.datetime | None = None) -> dict[str, int]:
+def _slack_key(delivery: NoticeDelivery) -> str | None:
+    """The rate-limit key of a Slack post (the key reminders use for the same target)."""
+    kind, _, address = delivery.recipient.partition(":")
+    return f"chan:{address}" if kind in ("channel", "slack") else None
+
+
+def _turn(key: str, slot: float | None) -> float | None:
+    """When this post may go (``reminders.ratelimit``: Slack's one message per second per
+    channel, shared with the reminders): the epoch second of its turn (at or before now:
+    go), or None when no second is free soon (the row waits for the sweep). ``slot``: the
+    second a previous run reserved for it, kept instead of reserving another."""
+    clock = time.time()
+    if slot is not None and clock < slot + 1:
+        return slot
+    return ratelimit.reserve(key, now=clock)
+
+
+def _requeue(notice_id: int, slots: dict[str, float], countdown: float) -> None:
+    """Queue the send again for the seconds it reserved (a countdown of at most
+    REMINDERS_SLACK_MAX_WAIT_SECONDS, far below the broker's visibility timeout)."""
+    current_app.tasks[SEND_TASK].apply_async(args=[notice_id], kwargs={"slots": slots}, countdown=countdown)
+
+
+def notice_send(
+    *, notice_id: int, now: dt.datetime | None = None, slots: dict[str, float] | None = None, requeue=None
+) -> dict:
     """Send every due row of one notice that nobody else holds. Returns counts of what
-    happened (sent, retry, failed, not-claimed) for logs and tests."""
-    counts = {"sent": 0, "retry": 0, "failed": 0, "not-claimed": 0}
+    happened (sent, retry, failed, waiting, not-claimed) for logs and tests.
+
+    A Slack post waits for its channel's turn before its row is claimed: a turn a
+    second or more ahead queues the task again for it (``slots`` carries the reserved
+    seconds), so the worker is free meanwhile."""
+    counts = {"sent": 0, "retry": 0, "failed": 0, "waiting": 0, "not-claimed": 0}
     notice = ScheduleNotice.objects.filter(pk=notice_id).first()
     if notice is None:
         return counts
     now = now or tz.utc_now()
-    for delivery_id in NoticeDelivery.objects.filter(_claimable(now), notice=notice).values_list("pk", flat=True):
+    slots = slots or {}
+    later: dict[str, float] = {}
+    for delivery in NoticeDelivery.objects.filter(_claimable(now), notice=notice):
+        key = _slack_key(delivery) if settings.REMINDERS_SLACK_CHANNEL_RATE > 0 else None
+        if key is not None:
+            turn = _turn(key, slots.get(str(delivery.pk)))
+            if turn is None or turn > time.time():
+                wait = settings.REMINDERS_SLACK_MAX_WAIT_SECONDS if turn is None else 0
+                NoticeDelivery.objects.filter(pk=delivery.pk, state=State.PENDING).update(
+                    next_attempt_at=now + dt.timedelta(seconds=wait) if wait else F("next_attempt_at"), updated_at=now
+                )
+                if turn is not None:
+                    later[str(delivery.pk)] = turn
+                counts["waiting"] += 1
+                continue
         claimed = (
-            NoticeDelivery.objects.filter(_claimable(now), pk=delivery_id)
+            NoticeDelivery.objects.filter(_claimable(now), pk=delivery.pk)
             .update(state=State.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
         )  # fmt: skip
         if claimed != 1:
             counts["not-claimed"] += 1
             continue
-        delivery = NoticeDelivery.objects.get(pk=delivery_id)
-        mine = NoticeDelivery.objects.filter(pk=delivery_id, state=State.SENDING, claimed_at=now)
+        delivery.refresh_from_db()
+        mine = NoticeDelivery.objects.filter(pk=delivery.pk, state=State.SENDING, claimed_at=now)
         try:
             _send_one(notice, delivery)
         except TransportError as exc:
+            if key is not None and exc.retry_after:
+                ratelimit.hold(key, exc.retry_after)
             counts[_record_failure(delivery, exc, mine=mine, now=now)] += 1
             continue
         mine.update(state=State.SENT, sent_at=tz.utc_now(), last_error="", next_attempt_at=None, updated_at=now)
         counts["sent"] += 1
+    if later:
+        countdown = max(0.0, min(later.values()) - time.time())
+        try:
+            (requeue or _requeue)(notice.pk, later, countdown)
+        except Exception:  # broker down: the rows are pending; the sweep queues them again
+            log.warning("could not queue notice %s again", notice.pk, exc_info=True)
     return counts
 
 

@@ -9,8 +9,8 @@ from notices import services
 
 
 @shared_task(name=services.SEND_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True)
-def notice_send_task(notice_id: int) -> dict:
-    return services.notice_send(notice_id=int(notice_id))
+def notice_send_task(notice_id: int, slots: dict[str, float] | None = None) -> dict:
+    return services.notice_send(notice_id=int(notice_id), slots=slots)
 
 
 @shared_task(name="notices.sweep", ignore_result=True)

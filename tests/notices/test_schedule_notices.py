@@ -8,6 +8,8 @@ the schedule importer; sent on commit by the Celery task, against the fake Slack
 from __future__ import annotations
 
 import datetime as dt
+import math
+import time
 
 import pytest
 from django.contrib.auth.models import User
@@ -22,8 +24,10 @@ from releasecal import tz
 from releasecal.importers.schedule import schedule_import
 from releasecal.models import EnhancementOwner, Milestone
 from releasecal.services import milestone_cancel, milestone_save
+from reminders import ratelimit
 from slack_integration.models import SlackIdentity
 from tests.releasecal.test_admin import _inline_index, _payload
+from tests.support.fake_slack import FakeSlack
 
 LA = "America/Los_Angeles"
 WAS = "Was: 19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024)"
@@ -208,7 +212,7 @@ def test_a_retry_sends_only_what_failed_and_nothing_twice(
     assert notice_send(notice_id=channel_row.notice_id, now=later)["sent"] == 1
     assert (len(_posts(fake_slack, "C0RELEASE")), len(_posts(fake_slack, "U0LINKED"))) == (1, 1)
     assert notice_send(notice_id=channel_row.notice_id, now=later) == {
-        "sent": 0, "retry": 0, "failed": 0, "not-claimed": 0,
+        "sent": 0, "retry": 0, "failed": 0, "waiting": 0, "not-claimed": 0,
     }  # fmt: skip
     assert notices_sweep(now=later + dt.timedelta(hours=1)) == []
     assert len(mail.outbox) == 1
@@ -229,6 +233,44 @@ def test_a_row_held_by_another_sender_is_not_sent_again(
     assert notice_send(notice_id=notice.pk, now=after_lease)["sent"] == 1
     assert notice_send(notice_id=notice.pk, now=after_lease)["sent"] == 0
     assert len(_posts(fake_slack, "C0RELEASE")) == 1
+
+
+def _send_in_turn(notice_id: int) -> list[float]:
+    """Run the send as the worker would, again at each turn it reserved, until nothing
+    is left to send; the turns it waited for."""
+    slots, turns, requeued = None, [], []
+    while True:
+        requeued.clear()
+        notice_send(notice_id=notice_id, slots=slots, requeue=lambda *args: requeued.append(args))
+        if not requeued:
+            assert set(NoticeDelivery.objects.filter(notice_id=notice_id).values_list("state", flat=True)) == {"sent"}
+            return turns
+        [(_, slots, _)] = requeued
+        turns.append(min(slots.values()))
+        while time.time() < turns[-1]:  # wait for the turn's second to come
+            time.sleep(0.01)
+
+
+def test_the_channel_s_turn_is_shared_with_the_reminders_and_waited_for(
+    settings, kep, code_freeze, django_capture_on_commit_callbacks
+):
+    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    with FakeSlack(rate_limit=1) as fake:
+        settings.SLACK_BOT_TOKEN, settings.SLACK_API_URL = "xoxb-test", fake.api_url
+        settings.SLACK_RELEASE_TEAM_CHANNEL = "C0TURN"
+        for wall in ("2024-07-25 19:00", "2024-07-26 19:00"):
+            _save(code_freeze, django_capture_on_commit_callbacks, execute=False, at=tz.parse_wall_time(wall, LA))
+        first, second = ScheduleNotice.objects.order_by("pk")
+        # Slack told a reminder to wait 5 s for this channel: the notice waits its turn.
+        start = time.time()
+        ratelimit.hold("chan:C0TURN", 5, now=start)
+        assert _send_in_turn(first.pk) == [float(math.ceil(start + 5))]
+        _send_in_turn(second.pk)  # one message per second: its turn is a later second
+        first_at, second_at = (call.at for call in _posts(fake))
+        assert first_at >= math.ceil(start + 5)
+        assert math.floor(second_at) > math.floor(first_at)
+        assert [_texts(call)[0] for call in _posts(fake)] == ["1.31: Code Freeze moved"] * 2
+        assert fake.rate_limited == 0  # Slack never had to answer 429
 
 
 # ------------------------------------------------------------------ the hard stop
