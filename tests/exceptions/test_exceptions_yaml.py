@@ -299,7 +299,11 @@ def test_an_unrecorded_grant_is_served_by_the_feed_and_the_api(client, kinds):
     assert "Extension granted\\, deadline not recorded" in body
     detail = client.get(f"/api/v1/exceptions/{request.pk}/").json()
     assert detail["decision"]["granted_until"] is None
-    assert detail["effective_deadline"] == tz.isoformat_utc(request.milestone.deadline)
+    # The enhancements freeze's own deadline: end of Monday 1 January 2018 AoE.
+    assert detail["effective_deadline"] == "2018-01-02T12:00:00Z"
+    assert detail["effective_deadline_local"]["display"] == (
+        "end of Monday 1 January 2018 AoE (12:00 UTC Tuesday 2 January 2018)"
+    )
     assert detail["days"] is None
 
 

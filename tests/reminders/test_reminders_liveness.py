@@ -29,9 +29,17 @@ def test_the_sweep_task_records_when_it_completed(db):
     deliveries_sweep_task()
     last = SweepHeartbeat.objects.get().last_completed_at
     assert before <= last <= tz.utc_now()
-    ok, line = sweep_status()
+    assert sweep_status()[0]
+
+
+def test_the_status_line_names_the_last_sweep_and_its_age(db):
+    sweep_completed(at=dt.datetime(2026, 11, 30, 12, 0, 5, tzinfo=dt.UTC))
+    ok, line = sweep_status(now=dt.datetime(2026, 11, 30, 12, 1, 47, tzinfo=dt.UTC))
     assert ok
-    assert line.startswith(f"last reminder sweep completed {tz.isoformat_utc(last)}")
+    assert line == "last reminder sweep completed 2026-11-30T12:00:05Z (102 s ago)"
+    ok, line = sweep_status(now=dt.datetime(2026, 11, 30, 12, 5, 6, tzinfo=dt.UTC))
+    assert not ok
+    assert line == ("last reminder sweep completed 2026-11-30T12:00:05Z (301 s ago); none for more than 5 minutes")
 
 
 def test_check_services_shows_the_last_sweep(db):
