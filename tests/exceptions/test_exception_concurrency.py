@@ -82,6 +82,7 @@ def test_two_simultaneous_approvals_make_one_decision_and_one_conflict(celery_qu
         assert published == [
             ("slack_integration.tasks.slack_post_exception_request", [pending_request.pk]),
             ("slack_integration.tasks.slack_update_exception_messages", [pending_request.pk]),
+            ("slack_integration.tasks.slack_notify_requester", [pending_request.pk, "approved"]),  # the DM
         ]
     else:
         assert os.environ.get("CI", "").lower() != "true", "CI runs this against Redis"
