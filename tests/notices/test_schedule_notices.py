@@ -122,6 +122,19 @@ def test_a_moved_freeze_is_told_once_to_the_channel_and_each_owner_with_the_gran
     assert (len(_posts(fake_slack)), len(mail.outbox), ScheduleNotice.objects.count()) == (2, 1, 1)
 
 
+def test_without_slack_every_owner_is_told_by_email(
+    settings, kep, linked_owner, code_freeze, eager_celery, django_capture_on_commit_callbacks
+):
+    settings.SLACK_BOT_TOKEN, settings.SLACK_RELEASE_TEAM_CHANNEL = "", "C0RELEASE"
+    _save(code_freeze, django_capture_on_commit_callbacks, at=tz.parse_wall_time("2024-07-25 19:00", LA))
+    # The linked owner lists no address of their own: their account's is used.
+    assert sorted(m.to[0] for m in mail.outbox) == ["kep2400@example.com", "swapfan@example.com"]
+    assert sorted(NoticeDelivery.objects.values_list("recipient", "state")) == [
+        ("email:kep2400@example.com", "sent"),
+        ("email:swapfan@example.com", "sent"),
+    ]
+
+
 def test_moving_back_is_another_change_and_told_again(
     kep, code_freeze, fake_slack, eager_celery, django_capture_on_commit_callbacks
 ):
