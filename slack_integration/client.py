@@ -79,6 +79,8 @@ SLACK_ERRORS: dict[str, str] = {
     "cant_update_message": PERMANENT,
     "edit_window_closed": PERMANENT,
 }
+# views.open answers a slash command whose trigger_id expires after 3 seconds.
+VIEWS_OPEN_TIMEOUT = 2.0
 # HTTP statuses that mean the URL (a webhook) or the credentials are gone for good.
 DISABLING_STATUSES = frozenset({401, 403, 404, 410})
 
@@ -121,8 +123,10 @@ class HttpTransport:
 
     _session: ClassVar[requests.Session | None] = None
 
-    def __init__(self, *, wait_on_rate_limit: bool = True):
+    def __init__(self, *, wait_on_rate_limit: bool = True, tries: int | None = None, timeout: float | None = None):
         self.wait_on_rate_limit = wait_on_rate_limit
+        self.tries = tries  # None: REMINDERS_HTTP_TRIES
+        self.timeout = timeout  # None: REMINDERS_HTTP_TIMEOUT
 
     @classmethod
     def session(cls) -> requests.Session:
@@ -134,7 +138,7 @@ class HttpTransport:
         self, url: str, *, json: dict | None = None, data: dict | None = None, headers: dict | None = None
     ) -> requests.Response:
         """POST ``json`` (a JSON body) or ``data`` (form-encoded)."""
-        tries = max(1, settings.REMINDERS_HTTP_TRIES)
+        tries = max(1, self.tries or settings.REMINDERS_HTTP_TRIES)
         for attempt in range(tries):
             error = self._post_once(url, json=json, data=data, headers=headers)
             if not isinstance(error, TransportError):
@@ -158,12 +162,11 @@ class HttpTransport:
     def _post_once(
         self, url: str, *, json: dict | None, data: dict | None, headers: dict | None
     ) -> requests.Response | TransportError:
+        timeout = self.timeout or settings.REMINDERS_HTTP_TIMEOUT
         try:
-            response = self.session().post(
-                url, json=json, data=data, headers=headers, timeout=settings.REMINDERS_HTTP_TIMEOUT
-            )
+            response = self.session().post(url, json=json, data=data, headers=headers, timeout=timeout)
         except requests.Timeout:
-            return TransportError(f"Timed out after {settings.REMINDERS_HTTP_TIMEOUT}s")
+            return TransportError(f"Timed out after {timeout}s")
         except requests.ConnectionError as exc:
             return TransportError(f"Connection failed: {exc.__class__.__name__}")
         except requests.RequestException as exc:
@@ -241,8 +244,15 @@ class SlackClient:
         return self.call("views.publish", user_id=user_id, view=view)
 
     def open_view(self, *, trigger_id: str, view: dict) -> dict:
-        """``views.open``: a modal, answering an interaction (its trigger_id lives 3 s)."""
-        return self.call("views.open", trigger_id=trigger_id, view=view)
+        """``views.open``: a modal, answering an interaction. Its trigger_id lives 3 s and
+        Slack gives up on the command's answer after 3 s, so one try, bounded by
+        :data:`VIEWS_OPEN_TIMEOUT`: a retry could not arrive in time."""
+        response = HttpTransport(tries=1, timeout=VIEWS_OPEN_TIMEOUT).post(
+            self.api_url + "views.open",
+            json={"trigger_id": trigger_id, "view": view},
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        return self._answer("views.open", response)
 
     def open_dm(self, *, user: str) -> str:
         """``conversations.open`` with one user: the id of the DM channel."""

@@ -270,6 +270,11 @@ def test_an_unknown_kep_a_closed_season_and_a_slack_failure_are_sentences(
     monkeypatch.setattr(tz, "utc_now", lambda: NOW)
     assert command(client, "request 99999").json()["text"] == "No KEP 99999 is known."
     assert command(client, "request 2400 2401").json()["text"].startswith("Usage: `/relcal request 1880`")
+    fake_slack.fail_next(1, status=503)  # one try: a retry could not beat the trigger's 3 seconds
+    assert command(client, "request 2400").json()["text"] == (
+        "Slack did not open the form (Server error 503). Try `/relcal request` again."
+    )
+    assert fake_slack.methods() == ["views.open"]
     fake_slack.fail_with = "expired_trigger_id"
     assert command(client, "request 2400").json()["text"] == (
         "Slack did not open the form (Slack: expired_trigger_id). Try `/relcal request` again."
