@@ -17,7 +17,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -46,7 +46,7 @@ from exceptions.services import (
     request_window_closes,
 )
 from releasecal import tz
-from releasecal.admin import SigFilter, WallTimeField, ZoneInput, parse_wall_into
+from releasecal.admin import PlainActionCheckbox, SigFilter, WallTimeField, ZoneInput, parse_wall_into
 from releasecal.errors import Conflict, DomainError, NotAllowed
 from releasecal.models import AuditLog, Enhancement, Milestone, Tracking
 
@@ -238,9 +238,8 @@ class MilestoneFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         milestones = (
-            Milestone.objects.filter(exception_requests__isnull=False)
+            Milestone.objects.filter(Exists(ExceptionRequest.objects.filter(milestone=OuterRef("pk"))))
             .select_related("release")
-            .distinct()
             .order_by("release__start_date", "at", "on_date", "id")
         )
         return [(str(m.pk), str(m)) for m in milestones]
@@ -282,7 +281,7 @@ class WaitingFilter(admin.SimpleListFilter):
 
 
 @admin.register(ExceptionRequest)
-class ExceptionRequestAdmin(admin.ModelAdmin):
+class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
     form = SubmitForm
     list_display = [
         "id", "kep", "milestone", "days", "state", "submitted", "waited", "window_closes", "signoff_count", "deadline",
@@ -292,6 +291,7 @@ class ExceptionRequestAdmin(admin.ModelAdmin):
     search_fields = ["enhancement__number__exact", "enhancement__title", "revisions__enhancement_name"]
     search_help_text = "KEP number (2400 or KEP-2400) or name"
     list_select_related = ["enhancement", "milestone", "milestone__release", "release", "decision"]
+    autocomplete_fields = ["enhancement"]  # thousands of KEPs: searched, not listed
     actions = ["approve_selected", "reject_selected"]
     shown_fields = [
         "kep",

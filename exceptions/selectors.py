@@ -252,12 +252,12 @@ def request_deadlines(requests: Iterable[ExceptionRequest]) -> dict[int, Deadlin
     with their milestone, release, enhancement and decision loaded. A request that is
     not approved leaves its milestone's own deadline."""
     requests = list(requests)
-    approved = [r for r in requests if r.state == ExceptionRequest.State.APPROVED and hasattr(r, "decision")]
-    stops = hard_stops({r.release_id for r in approved})
+    approved = {r.pk for r in requests if r.state == ExceptionRequest.State.APPROVED and hasattr(r, "decision")}
+    stops = hard_stops({r.release_id for r in requests if r.pk in approved})
     result = {}
     for request in requests:
         milestone, own = request.milestone, request.milestone.deadline
-        if request in approved:
+        if request.pk in approved:
             result[request.pk] = granted_deadline(
                 milestone=milestone, own=own, request=request, hard_stop=stops.get(milestone.release_id),
                 keps=[request.enhancement.number],

@@ -12,9 +12,11 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Count, DateTimeField
 from django.db.models.functions import Cast, Coalesce
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext
 
 from releasecal import tz
 from releasecal.errors import DomainError
@@ -60,6 +62,20 @@ def clean_zone_value(value: str) -> str:
         return tz.normalize_zone_name(value)
     except DomainError as exc:
         raise forms.ValidationError(exc.message) from exc
+
+
+class PlainActionCheckbox:
+    """The changelist's row checkbox written directly, the same markup Django's
+    ``ModelAdmin.action_checkbox`` renders through a widget template: on a page of a
+    hundred rows those template renders were a third of the page's time."""
+
+    def action_checkbox(self, obj) -> str:
+        return format_html(
+            '<input type="checkbox" name="{}" value="{}" class="action-select" aria-label="{}">',
+            ACTION_CHECKBOX_NAME,
+            obj.pk,
+            gettext("Select this object for an action - {}").format(obj),
+        )
 
 
 class ZoneInput(forms.CharField):
@@ -175,7 +191,7 @@ class MilestoneInline(admin.TabularInline):
     show_change_link = True
 
     def get_queryset(self, request):
-        return chronological(super().get_queryset(request))
+        return chronological(super().get_queryset(request).select_related("release", "kind"))
 
     @admin.display(description="When (native zone, UTC)")
     def when(self, obj: Milestone) -> str:
@@ -185,6 +201,13 @@ class MilestoneInline(admin.TabularInline):
         formset = super().get_formset(request, obj, **kwargs)
         if obj is not None:
             formset.form.base_fields["zone"].initial = obj.zone
+        # The kinds, read once for every row's select (a ModelChoiceField would read them
+        # again for each of a release's thirty rows); the queryset still validates. A
+        # plain select: no add/change-kind links on each of the thirty rows, whose
+        # rendering cost more than the rest of the row.
+        kind = formset.form.base_fields["kind"]
+        kind.widget = forms.Select()
+        kind.choices = [("", kind.empty_label), *((k.pk, str(k)) for k in kind.queryset)]
         return formset
 
 
@@ -329,7 +352,7 @@ def _audit_rows_html(rows) -> str:
 
 
 @admin.register(Milestone)
-class MilestoneAdmin(admin.ModelAdmin):
+class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
     form = MilestoneForm
     list_display = ["title", "release", "kind", "when", "zone", "sequence", "cancelled"]
     list_filter = ["release", "kind", "cancelled"]

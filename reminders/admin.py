@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from django.db import transaction
 
 from releasecal import tz
+from releasecal.admin import PlainActionCheckbox
 from reminders import services
 from reminders.liveness import sweep_stall_check, sweep_status
 from reminders.models import Channel, Delivery, ReminderRule, SweepHeartbeat
@@ -61,7 +62,7 @@ class ReminderRuleAdmin(admin.ModelAdmin):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(PlainActionCheckbox, admin.ModelAdmin):
     list_display = [
         "id",
         "state",
