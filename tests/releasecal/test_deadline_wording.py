@@ -119,3 +119,155 @@ def test_the_api_words_deadlines_and_gives_their_day_but_not_other_instants(pend
     # A submission time is not a deadline.
     assert "deadline_day" not in body["submitted_at_local"]
     assert body["submitted_at_local"]["display"] == "20:00 PDT Tuesday 23 July 2024 (03:00 UTC Wednesday 24 July 2024)"
+
+
+# ------------------------------------------------------------------ every face, every zone kind
+# One freeze per kind of zone, at the first instant of a local day there; each face must
+# say "end of" the day before, in the words below (worked out by hand from the zone rules).
+FACES = {
+    # AoE (the project's name for Etc/GMT+12): Friday 00:00 AoE = 12:00 UTC.
+    "aoe": {
+        "zone": "AoE",
+        "instant": dt.datetime(2026, 12, 11, 12, 0, tzinfo=UTC),
+        "full": "end of Thursday 10 December 2026 AoE (12:00 UTC Friday 11 December 2026)",
+        "native": "end of Thursday 10 December 2026 AoE",
+        "aoe": "end of Thursday 10 December 2026 AoE",
+        "email": "Deadline: end of Thursday 10 December 2026 AoE (12:00 UTC Friday 11 December 2026).",
+        "day": "2026-12-10",
+        # Three days (72 h) later: Monday 00:00 AoE.
+        "window": "end of Sunday 13 December 2026 AoE",
+    },
+    # 00:00 on the day daylight saving time starts in Los Angeles (the jump is at 02:00).
+    "dst": {
+        "zone": "America/Los_Angeles",
+        "instant": dt.datetime(2024, 3, 10, 8, 0, tzinfo=UTC),
+        "full": "end of Saturday 9 March 2024 PST (08:00 UTC Sunday 10 March 2024)",
+        "native": "end of Saturday 9 March 2024 PST",
+        "aoe": "20:00 AoE Saturday 9 March 2024",
+        "email": "Deadline: end of Saturday 9 March 2024 PST (08:00 UTC Sunday 10 March 2024)"
+        " / 20:00 AoE Saturday 9 March 2024.",
+        "day": "2024-03-09",
+        # 72 h later the clocks have sprung forward: 01:00 PDT, not a day's start.
+        "window": "01:00 PDT Wednesday 13 March 2024",
+    },
+    # UTC+5:45: Kathmandu's midnight is 18:15 UTC the day before.
+    "kathmandu": {
+        "zone": "Asia/Kathmandu",
+        "instant": dt.datetime(2025, 1, 15, 18, 15, tzinfo=UTC),
+        "full": "end of Wednesday 15 January 2025 UTC+05:45 (18:15 UTC Wednesday 15 January 2025)",
+        "native": "end of Wednesday 15 January 2025 UTC+05:45",
+        "aoe": "06:15 AoE Wednesday 15 January 2025",
+        "email": "Deadline: end of Wednesday 15 January 2025 UTC+05:45 (18:15 UTC Wednesday 15 January 2025)"
+        " / 06:15 AoE Wednesday 15 January 2025.",
+        "day": "2025-01-15",
+        "window": "end of Saturday 18 January 2025 UTC+05:45",
+    },
+    # Santiago skips midnight on Sunday 8 September 2024: the day starts at 01:00 -03.
+    "santiago": {
+        "zone": "America/Santiago",
+        "instant": dt.datetime(2024, 9, 8, 4, 0, tzinfo=UTC),
+        "full": "end of Saturday 7 September 2024 UTC-03:00 (04:00 UTC Sunday 8 September 2024)",
+        "native": "end of Saturday 7 September 2024 UTC-03:00",
+        "aoe": "16:00 AoE Saturday 7 September 2024",
+        "email": "Deadline: end of Saturday 7 September 2024 UTC-03:00 (04:00 UTC Sunday 8 September 2024)"
+        " / 16:00 AoE Saturday 7 September 2024.",
+        "day": "2024-09-07",
+        # Wednesday has a midnight: 72 h later is a clock time.
+        "window": "01:00 UTC-03:00 Wednesday 11 September 2024",
+    },
+}
+
+
+@pytest.fixture(params=sorted(FACES))
+def face(request, kinds):
+    from django.contrib.auth.models import Group, User
+
+    from exceptions.models import ExceptionRequest
+    from releasecal.models import Enhancement, Milestone, Release
+
+    case = FACES[request.param]
+    release = Release.objects.create(
+        slug=f"7.{len(request.param)}", name=f"Release in {case['zone']}", zone=case["zone"],
+        start_date=(case["instant"] - dt.timedelta(days=90)).date(), status=Release.Status.ACTIVE,
+    )  # fmt: skip
+    freeze = Milestone.objects.create(
+        release=release, kind=kinds["code-freeze"], title="Code Freeze", at=case["instant"], zone=case["zone"]
+    )
+    kep = Enhancement.objects.create(number=4711, title="Wording KEP", owning_sig="node")
+    pending = ExceptionRequest.objects.create(
+        release=release, enhancement=kep, milestone=freeze, requester_name="Author", days=2,
+        submitted_at=case["instant"] + dt.timedelta(hours=1),
+    )  # fmt: skip
+    lead = User.objects.create_user("wording-lead", "lead@example.com", "pw", is_staff=True)
+    lead.groups.add(Group.objects.get(name="Release Team"))
+    return {**case, "release": release, "freeze": freeze, "request": pending, "lead": lead}
+
+
+def _just_before(face, monkeypatch) -> None:
+    """The clock a day before the freeze, so that it is upcoming."""
+    monkeypatch.setattr(tz, "utc_now", lambda: face["instant"] - dt.timedelta(days=1))
+
+
+def test_the_api_says_the_deadline_and_its_day(face):
+    body = APIClient().get(f"/api/v1/releases/{face['release'].slug}/milestones/", {"tz": "Etc/GMT+12"}).json()
+    rows = body["results"] if isinstance(body, dict) else body
+    (freeze,) = [row for row in rows if row["title"] == "Code Freeze"]
+    assert freeze["deadline_local"]["display"] == face["full"]
+    assert freeze["deadline_local"]["deadline_day"] == face["day"]
+    # The reader in AoE: "end of" only where it is midnight in AoE too.
+    assert freeze["deadline_viewer"]["display"].startswith(face["aoe"] + " (")
+
+
+def test_the_public_release_page_says_the_deadline(face, client):
+    body = client.get(f"/releases/{face['release'].slug}/", {"tz": "UTC"}).content.decode()
+    assert f">{face['native']}</time>" in body
+    assert f">{face['aoe']}</time>" in body
+
+
+def test_the_admin_lists_and_pages_say_the_deadline(face, client, monkeypatch):
+    _just_before(face, monkeypatch)
+    client.force_login(face["lead"])
+    cockpit = client.get("/admin/").content.decode()
+    assert f"<strong>Code Freeze</strong> ({face['release'].slug}): {face['full']}" in cockpit
+    assert f"requests until {face['window']}" in cockpit
+    milestones = client.get("/admin/releasecal/milestone/").content.decode()
+    assert face["full"] in milestones
+    milestone_page = client.get(f"/admin/releasecal/milestone/{face['freeze'].pk}/change/").content.decode()
+    assert face["full"] in milestone_page
+    release_page = client.get(f"/admin/releasecal/release/{face['release'].pk}/change/").content.decode()
+    assert face["full"] in release_page
+    requests = client.get("/admin/exceptions/exceptionrequest/").content.decode()
+    assert f'<td class="field-deadline">{face["full"]}</td>' in requests
+    assert face["window"] in requests
+    request_page = client.get(f"/admin/exceptions/exceptionrequest/{face['request'].pk}/change/").content.decode()
+    assert face["full"] in request_page
+
+
+def test_slack_answers_and_the_home_tab_say_the_deadline(face, monkeypatch):
+    from slack_integration.commands import relcal
+    from slack_integration.home import home_view
+
+    _just_before(face, monkeypatch)
+    answer = relcal(f"release {face['release'].slug}", slack_user_id="U-NOBODY")
+    texts = [block["text"]["text"] for block in answer["blocks"] if block.get("type") == "section"]
+    assert f"*Code Freeze*: {face['full']}\n" in texts[0]
+    home = home_view(identity=None, slack_tz="UTC", now=face["instant"] - dt.timedelta(days=1))
+    lines = [block["text"]["text"] for block in home["blocks"] if block.get("type") == "section"]
+    assert any(f"Code Freeze ({face['release'].slug}): *{face['full']}*" in text for text in lines), lines
+
+
+def test_reminders_by_email_and_slack_say_the_deadline(face):
+    from reminders.messages import message_for_delivery, render_email, render_slack
+    from reminders.models import Channel, Delivery
+
+    delivery = Delivery.objects.create(
+        channel=Channel.objects.create(name="team", kind="email", config={"to": ["team@example.com"]}),
+        milestone=face["freeze"], offset="3d", deadline_at=face["instant"], deadline_zone=face["zone"],
+        due_at=face["instant"] - dt.timedelta(days=3),
+    )  # fmt: skip
+    message = message_for_delivery(delivery, now=delivery.due_at)
+    _subject, body = render_email(message)
+    assert f"\n\n{face['email']}\n\n" in body
+    slack = render_slack(message)
+    assert face["email"] in slack["blocks"][1]["text"]["text"]
+    assert slack["text"].endswith(f" — {face['email']}")
