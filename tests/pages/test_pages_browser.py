@@ -25,7 +25,7 @@ from pages.views import TZ_COOKIE
 from releasecal import tz
 from releasecal.models import Milestone, Release
 from releasecal.services import groups_ensure, milestone_kinds_ensure
-from tests.pages.test_pages import build_cycle
+from tests.pages.test_pages import FIXED_NOW, build_cycle
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -100,6 +100,25 @@ def migrated_rows(django_db_setup, django_db_blocker):
 def cycle(db, migrated_rows) -> Release:
     _migrated_rows()
     return build_cycle()
+
+
+@pytest.fixture
+def fixed_cycle(db, migrated_rows, monkeypatch) -> Release:
+    """The cycle around Monday 30 November 2026 18:00 UTC, and the server's now there too
+    (the live server runs in this process), for literal expected text. Its first timed
+    milestone is the PRR freeze, 19:00 PST Thursday 5 November 2026."""
+    _migrated_rows()
+    monkeypatch.setattr(tz, "utc_now", lambda: FIXED_NOW)
+    return build_cycle(now=FIXED_NOW)
+
+
+# The PRR freeze of fixed_cycle as each column and zone shows it.
+PRR_FREEZE = {
+    "native": "19:00 PST Thursday 5 November 2026",
+    "UTC": "03:00 UTC Friday 6 November 2026",
+    "Asia/Tokyo": "12:00 JST Friday 6 November 2026",
+    "America/New_York": "22:00 EST Thursday 5 November 2026",
+}
 
 
 def _context(browser, zone: str, width: int = 1280, **kwargs):
@@ -178,7 +197,8 @@ def _shoot(page, name: str) -> Path:
 
 
 @pytest.mark.parametrize("zone", ZONES)
-def test_release_page_shows_local_times_matching_the_api_and_the_model(browser, live_server, cycle, zone):
+def test_release_page_shows_local_times_matching_the_api_and_the_model(browser, live_server, fixed_cycle, zone):
+    cycle = fixed_cycle
     context = _context(browser, zone)
     page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
     assert page.errors == []
@@ -222,11 +242,13 @@ def test_release_page_shows_local_times_matching_the_api_and_the_model(browser, 
         assert cell.get_attribute("datetime") == item["at"]
         assert cell.inner_text() == _api_text(item["at_viewer"])
         assert _split(cell.inner_text())[1] == item["at_viewer"]["abbreviation"]
-    # Native and UTC columns are the server's own strings.
+    # The first timed milestone, letter for letter, in every column.
     first = Milestone.objects.filter(release=cycle, at__isnull=False).order_by("at").first()
-    native = page.inner_text(f"tr[data-milestone='{first.pk}'] td.t-native")
-    assert tz.render_in_zone(first.at, first.zone) in native
-    assert tz.render_in_zone(first.at, "UTC") in page.inner_text(f"tr[data-milestone='{first.pk}'] td.t-utc")
+    assert first.title == "Production Readiness Freeze"
+    row = f"tr[data-milestone='{first.pk}']"
+    assert PRR_FREEZE["native"] in page.inner_text(f"{row} td.t-native")
+    assert PRR_FREEZE["UTC"] in page.inner_text(f"{row} td.t-utc")
+    assert page.inner_text(f"{row} td.t-viewer time[data-viewer]") == PRR_FREEZE[zone]
     context.close()
 
 
@@ -331,7 +353,8 @@ def test_a_bad_cookie_is_ignored_and_replaced_without_a_redirect_loop(browser, l
     assert response.status == 200
     assert response.request.redirected_from is None
     page.wait_for_selector("body[data-applied-zone]", state="attached", timeout=10_000)
-    page.wait_for_timeout(1000)  # time for any further (unwanted) navigation
+    # The script sets data-applied-zone only on its branch that does not navigate, and
+    # the server answered this page with 200: no further navigation can come.
     assert navigations == [f"{live_server.url}/releases/{cycle.slug}/", page.url]
     assert page.url.endswith("?tz=Asia/Tokyo")
     assert _cookie_zone(context) == "Asia/Tokyo"
@@ -374,7 +397,10 @@ def test_a_bad_tz_shows_a_message_and_the_schedule(browser, live_server, cycle):
     response = page.goto(f"{live_server.url}/releases/{cycle.slug}/?tz=Moon/Base")
     assert response.status == 400
     assert "That time zone was not recognised" in page.inner_text("[role=alert]")
-    page.wait_for_timeout(500)
+    # The script has run (it shows the "use my browser's zone" button after deciding
+    # about the URL), and any navigation it had started would have shown on the network.
+    page.wait_for_selector("[data-zone-detect]", state="visible", timeout=10_000)
+    page.wait_for_load_state("networkidle")
     assert page.url.endswith("?tz=Moon/Base")  # the script leaves the reader's URL alone
     assert page.is_visible("td.t-native")
     assert not page.is_visible("th[data-viewer-slot]")
@@ -384,15 +410,16 @@ def test_a_bad_tz_shows_a_message_and_the_schedule(browser, live_server, cycle):
 # ------------------------------------------------------------- without script
 
 
-def test_without_javascript_times_show_in_native_zone_and_utc(browser, live_server, cycle):
+def test_without_javascript_times_show_in_native_zone_and_utc(browser, live_server, fixed_cycle):
+    cycle = fixed_cycle
     context = _context(browser, "Asia/Tokyo", java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{live_server.url}/releases/{cycle.slug}/")
     assert not page.is_visible("th[data-viewer-slot]")
     first = Milestone.objects.filter(release=cycle, at__isnull=False).order_by("at").first()
     row = f"tr[data-milestone='{first.pk}']"
-    assert tz.render_in_zone(first.at, first.zone) in page.inner_text(f"{row} td.t-native")
-    assert tz.render_in_zone(first.at, "UTC") in page.inner_text(f"{row} td.t-utc")
+    assert PRR_FREEZE["native"] in page.inner_text(f"{row} td.t-native")
+    assert PRR_FREEZE["UTC"] in page.inner_text(f"{row} td.t-utc")
     assert page.is_visible("input.copy-input")  # the feed URL is still there to select
     assert page.url == f"{live_server.url}/releases/{cycle.slug}/"  # nothing navigates
     assert not page.is_visible("button.copy-btn")
@@ -400,12 +427,10 @@ def test_without_javascript_times_show_in_native_zone_and_utc(browser, live_serv
     # With ?tz= the server adds the reader's column, script or not.
     page.goto(f"{live_server.url}/releases/{cycle.slug}/?tz=Asia/Tokyo")
     assert page.is_visible("th[data-viewer-slot]")
-    viewer = page.inner_text(f"{row} td.t-viewer")
-    assert tz.render_in_zone(first.at, "Asia/Tokyo") in viewer
-    assert "JST" in viewer
+    assert page.inner_text(f"{row} td.t-viewer") == PRR_FREEZE["Asia/Tokyo"]
     home = context.new_page()
     home.goto(f"{live_server.url}/")
-    assert home.inner_text("[role=timer]").startswith("in ")
+    assert home.inner_text("[role=timer]") == "in 10 days 9 hours"  # the server's words, no script to tick
     context.close()
 
 
@@ -417,8 +442,8 @@ def test_the_countdown_ticks(browser, live_server, cycle):
     page = _open(context, f"{live_server.url}/")
     timer = page.locator("[role=timer]").first
     before = timer.inner_text()
-    page.wait_for_timeout(1300)
-    assert timer.inner_text() != before
+    # It shows seconds and ticks every second: wait for the text to change.
+    page.wait_for_function("([el, before]) => el.textContent !== before", arg=[timer.element_handle(), before])
     assert timer.inner_text().startswith("in ")
     context.close()
 
