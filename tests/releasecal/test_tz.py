@@ -315,6 +315,14 @@ def test_a_wall_time_with_seconds_in_a_gap_is_the_jump_to_the_microsecond(wall):
     assert tz.localize_lenient(wall, "America/New_York").isoformat() == "2025-03-09T07:00:00+00:00"
 
 
+def test_a_fold_wall_time_read_back_from_its_second_occurrence_is_still_the_first():
+    # 06:30 UTC is the second 01:30 in New York on 2025-11-02 (EST): read back as a naive
+    # wall time it carries fold=1. The lenient reading is the first occurrence regardless.
+    wall = tz.to_zone(utc(2025, 11, 2, 6, 30), "America/New_York").replace(tzinfo=None)
+    assert (wall, wall.fold) == (dt.datetime(2025, 11, 2, 1, 30), 1)
+    assert tz.localize_lenient(wall, "America/New_York") == utc(2025, 11, 2, 5, 30)
+
+
 def test_a_wall_time_with_microseconds_outside_gaps_keeps_them():
     assert tz.localize_lenient(dt.datetime(2025, 3, 9, 3, 0, 0, 1), "America/New_York") == utc(2025, 3, 9, 7, 0, 0, 1)
     fold = tz.localize_lenient(dt.datetime(2025, 11, 2, 1, 59, 59, 999999), "America/New_York")
