@@ -425,3 +425,16 @@ def test_the_importer_setting_a_hard_stop_before_a_grant_posts_the_warning(
     assert _texts(channel)[0] == "1.31: hard stop moved"
     assert _texts(channel)[3] == f"• KEP-2400 (exception #{granted.pk}): " + HARD_STOP_CUT.format(grant=GRANT)
     assert [m.subject for m in mail.outbox] == ["[releasecal] 1.31: hard stop moved"]
+
+
+def test_the_admin_shows_the_ledger_read_only(
+    su_client, kep, code_freeze, fake_slack, eager_celery, django_capture_on_commit_callbacks
+):
+    _save(code_freeze, django_capture_on_commit_callbacks, at=tz.parse_wall_time("2024-07-25 19:00", LA))
+    notice = ScheduleNotice.objects.get()
+    listing = su_client.get(reverse("admin:notices_schedulenotice_changelist")).content.decode()
+    assert "1.31: Code Freeze moved" in listing
+    page = su_client.get(reverse("admin:notices_schedulenotice_change", args=[notice.pk])).content.decode()
+    assert "channel:C0RELEASE" in page
+    assert "email:kep2400@example.com" in page
+    assert su_client.get(reverse("admin:notices_schedulenotice_add")).status_code == 403
