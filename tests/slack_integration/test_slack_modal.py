@@ -275,6 +275,11 @@ def test_an_unknown_kep_a_closed_season_and_a_slack_failure_are_sentences(
         "Slack did not open the form (Server error 503). Try `/relcal request` again."
     )
     assert fake_slack.methods() == ["views.open"]
+    fake_slack.view_delay = 5  # Slack would give up on the command before this answer
+    assert command(client, "request 2400").json()["text"] == (
+        "Slack did not open the form (Timed out after 2.0s). Try `/relcal request` again."
+    )
+    fake_slack.view_delay = 0
     fake_slack.fail_with = "expired_trigger_id"
     assert command(client, "request 2400").json()["text"] == (
         "Slack did not open the form (Slack: expired_trigger_id). Try `/relcal request` again."

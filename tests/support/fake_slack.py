@@ -15,7 +15,7 @@ JSON or form-encoded (``blocks``/``attachments`` given as JSON strings are decod
 ``POST /webhook/<anything>`` is answered like an incoming webhook (``ok``).
 ``users.info`` answers the user set in ``fake.users`` (``{"U1": {"tz": "Asia/Tokyo"}}``),
 else ``user_not_found``; ``views.publish`` and ``views.open`` answer ``{"ok": true,
-"view": <the view>}`` (``views.open`` without a trigger_id: ``invalid_trigger_id``);
+"view": <the view>}`` (``views.open`` without a trigger_id: ``invalid_trigger_id``; after ``view_delay`` seconds);
 ``conversations.open`` with ``users=U1`` answers the DM channel ``D<user>``. None of them
 counts as a delivered message.
 
@@ -122,6 +122,7 @@ class FakeSlack:
         self.held = 0  # messages received and waiting at the closed gate
         self.quiet = quiet
         self.keep_payloads = True
+        self.view_delay = 0.0  # seconds views.open waits before answering
         self.users: dict[str, dict] = {}  # users.info: Slack user id -> the user object's fields
         self.server = ThreadingHTTPServer((host, port), self._handler())
         self.server.daemon_threads = True
@@ -289,6 +290,8 @@ class FakeSlack:
                         self._reply_json(call, {"ok": True, "user": {"id": payload["user"], **user}})
                     return
                 if is_api and call.method == "views.open":
+                    if fake.view_delay:
+                        time.sleep(fake.view_delay)  # a slow Slack, for the 3-second trigger_id
                     if not str(payload.get("trigger_id", "")).strip():
                         self._reply_json(call, {"ok": False, "error": "invalid_trigger_id"})
                     else:
