@@ -112,14 +112,15 @@ def _unreachable_redis_cache(settings, location: str) -> None:
 def test_with_redis_refusing_connections_the_api_answers_and_says_so(settings, db, caplog):
     import socket
 
-    with socket.socket() as probe:  # a port nothing listens on
+    # A port held bound and not listening while the requests run: connections to it are
+    # refused, and no other process can start listening there meanwhile.
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    _unreachable_redis_cache(settings, f"redis://127.0.0.1:{port}/0")
-    client = APIClient()
-    with caplog.at_level("WARNING", logger="api.throttles"):
-        assert client.get("/api/v1/releases/").status_code == 200
-        assert client.post("/api/v1/exceptions/parse/", {"text": REQUEST_EMAIL}, format="json").status_code == 200
+        _unreachable_redis_cache(settings, f"redis://127.0.0.1:{probe.getsockname()[1]}/0")
+        client = APIClient()
+        with caplog.at_level("WARNING", logger="api.throttles"):
+            assert client.get("/api/v1/releases/").status_code == 200
+            assert client.post("/api/v1/exceptions/parse/", {"text": REQUEST_EMAIL}, format="json").status_code == 200
     assert any("cache unavailable" in r.getMessage() and "request allowed" in r.getMessage() for r in caplog.records)
 
 
@@ -141,6 +142,9 @@ def test_a_frozen_redis_costs_a_request_its_socket_timeout_not_a_stall(settings,
     finally:
         frozen.close()
     assert response.status_code == 200
-    # Two throttles, each at most one 0.3 s read timeout (plus slack for a loaded machine).
-    assert elapsed < 3, elapsed
-    assert any("TimeoutError" in r.getMessage() for r in caplog.records)
+    # Two throttles, each gives up after one 0.3 s read timeout: two timeouts logged, no
+    # retry. Without the timeout the request would hang for good; the bound only has to
+    # tell seconds from forever, with room for a loaded machine.
+    timeouts = [r for r in caplog.records if "TimeoutError" in r.getMessage()]
+    assert len(timeouts) == 2, [r.getMessage() for r in caplog.records]
+    assert elapsed < 15, elapsed
