@@ -213,7 +213,7 @@ def _revision_rows(revisions: list[ExceptionRequestRevision], zone: str) -> list
                 old, new = getattr(previous, name), getattr(revision, name)
                 if old != new:
                     changes.append({"field": name, "old": old, "new": new})
-        until_at = tz.render(revision.until_at, revision.until_zone or zone) if revision.until_at else ""
+        until_at = tz.render_deadline(revision.until_at, revision.until_zone or zone) if revision.until_at else ""
         rows.append(
             {"revision": revision, "changes": changes, "at": tz.render(revision.created_at, zone), "until_at": until_at}
         )
@@ -470,7 +470,7 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
             "proposals": [
                 {
                     "proposal": p,
-                    "granted": tz.render(p.granted_until, p.granted_zone or obj.release.zone)
+                    "granted": tz.render_deadline(p.granted_until, p.granted_zone or obj.release.zone)
                     if p.granted_until
                     else "",
                     "sent_at": tz.render(p.sent_at, obj.release.zone) if p.sent_at else "",
@@ -839,7 +839,7 @@ class ProposedDecisionAdmin(admin.ModelAdmin):
             return "-"
         if obj.granted_until is None:
             return f"not placed: {obj.granted_text!r}" if obj.granted_text else "not given (the default applies)"
-        return tz.render(obj.granted_until, obj.granted_zone or obj.request.release.zone)
+        return tz.render_deadline(obj.granted_until, obj.granted_zone or obj.request.release.zone)
 
     @admin.display(description="Sent")
     def sent_shown(self, obj: ProposedDecision) -> str:

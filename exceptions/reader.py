@@ -829,14 +829,14 @@ def _report(request, proposal, reason: str, notes: list[str], entered_by, *, dry
     for revision in request.revisions.order_by("number"):
         until = f", until {revision.until_text!r}" if revision.until_text else ""
         in_zone = f" ({revision.until_zone})" if revision.until_zone else ""
-        at = f" = {tz.render(revision.until_at, revision.until_zone or zone)}" if revision.until_at else ""
+        at = f" = {tz.render_deadline(revision.until_at, revision.until_zone or zone)}" if revision.until_at else ""
         lines.append(
             f"  v{revision.number}: {revision.days} days{until}{in_zone}{at}, "
             f"recorded {tz.render(revision.created_at, zone)}"
         )
     if proposal is not None:
         granted = (
-            f", granted until {tz.render(proposal.granted_until, proposal.granted_zone or zone)}"
+            f", granted until {tz.render_deadline(proposal.granted_until, proposal.granted_zone or zone)}"
             if proposal.granted_until
             else (f", deadline {proposal.granted_text!r} not placed" if proposal.granted_text else "")
         )

@@ -64,14 +64,14 @@ class Deadline:
         milestone = self.milestone
         if self.superseded:
             return (
-                f"The granted extension (until {tz.render(self.granted, self.granted_zone)}) is superseded by "
-                f"the freeze: the {milestone.title} deadline ({tz.render(self.original, milestone.zone)}) "
+                f"The granted extension (until {tz.render_deadline(self.granted, self.granted_zone)}) is superseded by "
+                f"the freeze: the {milestone.title} deadline ({tz.render_deadline(self.original, milestone.zone)}) "
                 "is now later, so it applies."
             )
         if self.hard_stop is not None:
             return (
-                f"The granted extension (until {tz.render(self.granted, self.granted_zone)}) runs past the "
-                f"release's hard stop ({tz.render(self.hard_stop, milestone.release.zone)}, the rc.0 cut)."
+                f"The granted extension (until {tz.render_deadline(self.granted, self.granted_zone)}) runs past the "
+                f"release's hard stop ({tz.render_deadline(self.hard_stop, milestone.release.zone)}, the rc.0 cut)."
             )
         return ""
 
