@@ -113,6 +113,11 @@ class Release(models.Model):
         blank=True,
         help_text="No extension may end after this instant. Empty: the first rc milestone (rc.0 cut).",
     )
+    # hard_stop as a wall clock in ``zone``, as it was set (WallTimeField): recorded by
+    # release_save, never edited by hand.
+    hard_stop_wall = WallTimeField(
+        null=True, blank=True, editable=False, help_text="hard_stop as set, on the wall clock of zone"
+    )
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

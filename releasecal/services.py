@@ -188,6 +188,13 @@ def release_save(*, release: Release) -> Release:
     force moved (the explicit one set, changed or cleared), tell the hooks."""
     stored = Release.objects.select_for_update().filter(pk=release.pk).first() if release.pk else None
     before = release_hard_stop(stored) if stored is not None else None
+    release.hard_stop_wall = wall_time_record(
+        instant=release.hard_stop,
+        zone=release.zone,
+        old_instant=stored.hard_stop if stored is not None else None,
+        old_zone=stored.zone if stored is not None else "",
+        old_wall=stored.hard_stop_wall if stored is not None else None,
+    )
     release.save()
     if stored is not None and release_hard_stop(release) != before:
         for hook in release_hard_stop_hooks:

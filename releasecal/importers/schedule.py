@@ -1038,7 +1038,7 @@ def _release_upsert(spec: ReleaseSpec, result: ImportResult) -> Release:
         "hard_stop": spec.hard_stop,
     }
     if release is None:
-        release = Release.objects.create(slug=spec.slug, **fields)
+        release = release_save(release=Release(slug=spec.slug, **fields))
         result.releases_created.append(spec.slug)
     elif spec.authoritative:
         changed = [key for key, value in fields.items() if getattr(release, key) != value]

@@ -22,7 +22,7 @@ from notices.services import notice_for_milestone_change, notice_send, notices_s
 from notices.tasks import notice_send_task
 from releasecal import tz
 from releasecal.importers.schedule import schedule_import
-from releasecal.models import EnhancementOwner, Milestone
+from releasecal.models import EnhancementOwner, Milestone, Release
 from releasecal.services import milestone_cancel, milestone_save
 from reminders import ratelimit
 from slack_integration.models import SlackIdentity
@@ -333,6 +333,7 @@ def test_an_explicit_hard_stop_set_in_the_admin_before_a_grant_posts_the_warning
         assert su_client.post(url, payload).status_code == 302
     release.refresh_from_db()
     assert release.hard_stop == tz.parse_wall_time("2024-07-26 10:00", LA)
+    assert release.hard_stop_wall == dt.datetime(2024, 7, 26, 10, 0)  # the wall time entered, kept (tzdata_check)
     [channel] = _posts(fake_slack, "C0RELEASE")
     assert _texts(channel) == [
         "1.31: hard stop moved",
@@ -425,6 +426,11 @@ def test_the_importer_setting_a_hard_stop_before_a_grant_posts_the_warning(
     assert _texts(channel)[0] == "1.31: hard stop moved"
     assert _texts(channel)[3] == f"• KEP-2400 (exception #{granted.pk}): " + HARD_STOP_CUT.format(grant=GRANT)
     assert [m.subject for m in mail.outbox] == ["[releasecal] 1.31: hard stop moved"]
+    stored = Release.objects.get(slug="1.31")
+    assert (stored.hard_stop_wall, stored.milestones.get(title="Code Freeze").at_wall) == (
+        dt.datetime(2024, 7, 26, 10, 0),
+        dt.datetime(2024, 7, 23, 19, 0),
+    )
 
 
 def test_the_admin_shows_the_ledger_read_only(

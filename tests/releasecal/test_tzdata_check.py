@@ -29,7 +29,7 @@ from exceptions.models import Decision
 from exceptions.services import RequestFields, exception_request_approve, exception_request_submit
 from releasecal import tz
 from releasecal.models import AuditLog, Milestone, Release
-from releasecal.services import enhancement_upsert, milestone_create, milestone_save, tracking_set
+from releasecal.services import enhancement_upsert, milestone_create, milestone_save, release_save, tracking_set
 from reminders.models import Channel, Delivery, ReminderRule
 
 ZIC = shutil.which("zic") or "/usr/sbin/zic"
@@ -197,6 +197,8 @@ def MOVED_LINES(schedule) -> list[str]:
         f"grant of exception request {g} (KEP-4242, [1.99] Enhancements Freeze), granted_until: set to 19:00 "
         "Sunday 16 July 2028 Test/Dropland; was 02:00 UTC Monday 17 July 2028, "
         "now 19:00 PST Sunday 16 July 2028 (03:00 UTC Monday 17 July 2028)",
+        "release 1.99, hard_stop: set to 19:00 Friday 20 October 2028 Test/Dropland; was 02:00 UTC Saturday 21 "
+        "October 2028, now 19:00 PST Friday 20 October 2028 (03:00 UTC Saturday 21 October 2028)",
     ]
 
 
@@ -204,9 +206,12 @@ def MOVED_LINES(schedule) -> list[str]:
 def release_team_member_dropland(kinds, release_team_member):
     from types import SimpleNamespace
 
-    release = Release.objects.create(
-        slug="1.99", name="Kubernetes v1.99", zone="Test/Dropland", start_date=dt.date(2028, 5, 1)
-    )
+    release = release_save(
+        release=Release(
+            slug="1.99", name="Kubernetes v1.99", zone="Test/Dropland", start_date=dt.date(2028, 5, 1),
+            hard_stop=wall("2028-10-20 19:00", "Test/Dropland"),  # PDT under OLD: moves
+        )
+    )  # fmt: skip
     release.team.add(release_team_member)
     return SimpleNamespace(release=release, user=release_team_member)
 
@@ -226,7 +231,7 @@ def test_wall_times_are_recorded_under_the_rules_they_were_set_with(tzdata_dirs,
 
 def test_the_command_reports_exactly_the_moved_future_instants_and_changes_nothing(under_old_rules, schedule):
     _, new = under_old_rules
-    assert run() == (0, "No future deadline moved: 9 future instant(s) checked against " + tz.zone_rules_source()
+    assert run() == (0, "No future deadline moved: 10 future instant(s) checked against " + tz.zone_rules_source()
                      + ".\n", "")  # fmt: skip
     audit_rows = AuditLog.objects.count()
     sequences = dict(Milestone.objects.values_list("pk", "sequence"))
@@ -236,7 +241,7 @@ def test_the_command_reports_exactly_the_moved_future_instants_and_changes_nothi
     assert code == 1
     assert out.splitlines() == MOVED_LINES(schedule)
     assert err == (
-        f"CommandError: 6 future instant(s) moved under the zone rules of {tz.zone_rules_source()}; "
+        f"CommandError: 7 future instant(s) moved under the zone rules of {tz.zone_rules_source()}; "
         "nothing was saved: run `manage.py tzdata_check --apply`.\n"
     )
     # Nothing changed.
@@ -283,7 +288,7 @@ def test_apply_saves_the_new_instants_with_the_wall_times_kept_and_a_second_run_
     assert (code, err) == (0, ""), err
     assert out.splitlines() == [
         *MOVED_LINES(schedule),
-        f"6 future instant(s) moved under the zone rules of {tz.zone_rules_source()}; 6 saved (wall times kept).",
+        f"7 future instant(s) moved under the zone rules of {tz.zone_rules_source()}; 7 saved (wall times kept).",
     ]
 
     moved = {schedule[name].pk for name in ("freeze", "window", "shifted", "gap")}
@@ -308,14 +313,21 @@ def test_apply_saves_the_new_instants_with_the_wall_times_kept_and_a_second_run_
 
     # The audit log says who moved what, from which instant to which.
     audit = AuditLog.objects.filter(actor_label="tzdata upgrade (manage.py tzdata_check --apply)")
-    assert sorted((row.action, row.object_id, row.before.get("at", row.before.get("granted_until")),
-                   row.after.get("at", row.after.get("granted_until"))) for row in audit) == sorted([
+
+    def instant(values: dict) -> str:
+        return values.get("at") or values.get("granted_until") or values["hard_stop"]
+
+    release = schedule["freeze"].release
+    assert sorted((row.action, row.object_id, instant(row.before), instant(row.after)) for row in audit) == sorted([
         ("milestone.update", str(schedule["freeze"].pk), "2028-07-14T02:00:00Z", "2028-07-14T03:00:00Z"),
         ("milestone.update", str(schedule["window"].pk), "2028-06-01T16:00:00Z", "2028-06-01T17:00:00Z"),
         ("milestone.update", str(schedule["shifted"].pk), "2027-03-01T17:00:00Z", "2027-03-01T18:00:00Z"),
         ("milestone.update", str(schedule["gap"].pk), "2029-03-11T07:30:00Z", "2029-03-11T08:00:00Z"),
         ("exception.grant_moved", str(request.pk), "2028-07-17T02:00:00Z", "2028-07-17T03:00:00Z"),
+        ("release.update", str(release.pk), "2028-10-21T02:00:00Z", "2028-10-21T03:00:00Z"),
     ])  # fmt: skip
+    release.refresh_from_db()
+    assert (release.hard_stop, release.hard_stop_wall) == (utc("2028-10-21 03:00"), dt.datetime(2028, 10, 20, 19, 0))
 
     # Reminders follow the new instants, as on any move.
     deliveries_after = {(d.milestone_id, d.request_id): d.deadline_at for d in Delivery.objects.filter(state="pending")}
@@ -355,7 +367,7 @@ def test_apply_saves_the_new_instants_with_the_wall_times_kept_and_a_second_run_
     }
     assert events_after["[1.99] Enhancements Freeze"]["instant"] == utc("2028-07-14 03:00")
     assert events_after["[1.99] Enhancements Freeze extended for KEP-4242"]["instant"] == utc("2028-07-17 03:00")
-    assert run() == (0, "No future deadline moved: 9 future instant(s) checked against " + tz.zone_rules_source()
+    assert run() == (0, "No future deadline moved: 10 future instant(s) checked against " + tz.zone_rules_source()
                      + ".\n", "")  # fmt: skip
 
 

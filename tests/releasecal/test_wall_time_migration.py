@@ -1,4 +1,4 @@
-"""Migrations releasecal 0007 and exceptions 0007: existing deadlines get their wall
+"""Migrations releasecal 0007, 0008 and exceptions 0007: existing deadlines get their wall
 time from their instant and zone under the zone rules of the running tzdata (issue 11)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("releasecal", "0006_release_team_and_sig_leads"), ("exceptions", "0006_requester_email")]
-AFTER = [("releasecal", "0007_milestone_wall_times"), ("exceptions", "0007_decision_granted_wall")]
+AFTER = [("releasecal", "0008_release_hard_stop_wall"), ("exceptions", "0007_decision_granted_wall")]
 
 
 def utc(text: str) -> dt.datetime:
@@ -28,8 +28,10 @@ def test_existing_deadlines_get_the_wall_time_of_their_instant_in_their_zone():
     Enhancement = apps.get_model("releasecal", "Enhancement")
     Request, Decision = apps.get_model("exceptions", "ExceptionRequest"), apps.get_model("exceptions", "Decision")
     release = Release.objects.create(
-        slug="1.31", name="1.31", zone="America/Los_Angeles", start_date=dt.date(2024, 5, 1)
-    )
+        slug="1.31", name="1.31", zone="America/Los_Angeles", start_date=dt.date(2024, 5, 1),
+        hard_stop=utc("2024-08-01 02:00"),
+    )  # fmt: skip
+    no_stop = Release.objects.create(slug="1.32", name="1.32", zone="UTC", start_date=dt.date(2024, 9, 1))
     kind, _ = Kind.objects.get_or_create(
         slug="code-freeze", defaults={"name": "Code Freeze", "allows_exceptions": True}
     )
@@ -65,6 +67,11 @@ def test_existing_deadlines_get_the_wall_time_of_their_instant_in_their_zone():
     executor.migrate(AFTER)
     apps = executor.loader.project_state(AFTER).apps
     Milestone, Decision = apps.get_model("releasecal", "Milestone"), apps.get_model("exceptions", "Decision")
+    Release = apps.get_model("releasecal", "Release")
+    assert dict(Release.objects.values_list("pk", "hard_stop_wall")) == {
+        release.pk: dt.datetime(2024, 7, 31, 19, 0),
+        no_stop.pk: None,
+    }
     walls = {m.pk: (m.at_wall, m.ends_at_wall) for m in Milestone.objects.all()}
     assert walls == {
         window.pk: (dt.datetime(2024, 7, 23, 19, 0), dt.datetime(2024, 12, 9, 19, 0)),  # PDT, then PST

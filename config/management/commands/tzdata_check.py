@@ -1,9 +1,10 @@
 """Which future deadlines a tzdata upgrade moved, and (with --apply) move them.
 
 Every deadline keeps the wall time it was set to and its zone beside its UTC instant
-(``Milestone.at_wall``/``ends_at_wall``, ``Decision.granted_wall``). When new zone
-rules change a zone's offsets (a country drops daylight saving time), the instant
-stored under the old rules no longer shows the wall time people set. This command
+(``Milestone.at_wall``/``ends_at_wall``, ``Decision.granted_wall``,
+``Release.hard_stop_wall``). When new zone rules change a zone's offsets (a country
+drops daylight saving time), the instant stored under the old rules no longer shows the
+wall time people set. This command
 recomputes, under the tzdata this process runs with, the instant of every future
 deadline from its wall time and zone, and reports those that differ.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.db.models import Q
@@ -25,8 +27,8 @@ from exceptions.models import Decision
 from exceptions.services import decision_grant_retime
 from releasecal import tz
 from releasecal.errors import ValidationFailed
-from releasecal.models import Milestone
-from releasecal.services import milestone_save
+from releasecal.models import Milestone, Release
+from releasecal.services import audit_record, milestone_save, release_save
 
 ACTOR_LABEL = "tzdata upgrade (manage.py tzdata_check --apply)"
 
@@ -117,6 +119,28 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
                     note,
                 )
             )
+    releases = Release.objects.filter(hard_stop__gt=now).order_by("hard_stop", "pk")
+    for release in releases:
+        checked += 1
+        if release.hard_stop_wall is None:
+            unrecorded += 1
+            continue
+        new, note = recompute(release.hard_stop_wall, release.zone, release.hard_stop)
+        if new != release.hard_stop:
+            what = f"release {release.slug}, hard_stop"
+            moved.append(
+                Moved(
+                    what,
+                    Release,
+                    release.pk,
+                    "hard_stop",
+                    release.hard_stop_wall,
+                    release.zone,
+                    release.hard_stop,
+                    new,
+                    note,
+                )
+            )
     return moved, checked, unrecorded
 
 
@@ -148,6 +172,23 @@ def apply_grant(pk: int, now: dt.datetime) -> bool:
     if new == decision.granted_until:
         return False
     decision_grant_retime(decision=decision, granted_until=new, actor_label=ACTOR_LABEL)
+    return True
+
+
+@transaction.atomic
+def apply_hard_stop(pk: int, now: dt.datetime) -> bool:
+    """Move a release's explicit hard stop through release_save (its hooks tell who the
+    moved stop concerns), with an audit row."""
+    release = Release.objects.select_for_update().get(pk=pk)
+    if release.hard_stop is None or release.hard_stop <= now or release.hard_stop_wall is None:
+        return False
+    new, _ = recompute(release.hard_stop_wall, release.zone, release.hard_stop)
+    if new == release.hard_stop:
+        return False
+    before = {"hard_stop": release.hard_stop}
+    release.hard_stop = new
+    release_save(release=release)
+    audit_record(action="release.update", obj=release, actor_label=ACTOR_LABEL, before=before, after={"hard_stop": new})
     return True
 
 
@@ -194,9 +235,11 @@ class Command(BaseCommand):
             try:
                 if item.model is Milestone:
                     saved += len(apply_milestone(item.pk, now))
-                else:
+                elif item.model is Decision:
                     saved += int(apply_grant(item.pk, now))
-            except (ValidationFailed, Milestone.DoesNotExist, Decision.DoesNotExist) as exc:
+                else:
+                    saved += int(apply_hard_stop(item.pk, now))
+            except (ValidationFailed, ObjectDoesNotExist) as exc:
                 message = exc.message if isinstance(exc, ValidationFailed) else "it was deleted meanwhile"
                 failures.append(f"not saved: {item.what}: {message}")
         for failure in failures:
