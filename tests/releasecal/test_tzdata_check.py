@@ -19,6 +19,7 @@ import datetime as dt
 import shutil
 import subprocess
 import zoneinfo
+from typing import NamedTuple
 
 import icalendar
 import pytest
@@ -63,15 +64,21 @@ def compile_tzdata(source: str, directory) -> str:
     return str(directory / "zoneinfo")
 
 
+class TzdataDirs(NamedTuple):
+    old: str
+    new: str
+    original: tuple[str, ...]
+
+
 @pytest.fixture
 def tzdata_dirs(tmp_path):
-    """(old, new) compiled test tzdata; zoneinfo and releasecal.tz restored afterwards."""
+    """The OLD and NEW compiled test tzdata (and the TZPATH before); zoneinfo and releasecal.tz restored afterwards."""
     if not shutil.which(ZIC):
         pytest.fail(f"zic is needed to compile the test tzdata (looked for {ZIC})")
     original = zoneinfo.TZPATH
     old = compile_tzdata(OLD, tmp_path / "old")
     new = compile_tzdata(NEW, tmp_path / "new")
-    yield old, new
+    yield TzdataDirs(old, new, original)
     zoneinfo.reset_tzpath(to=original)
     tz.zone_rules_reload()
 
@@ -164,7 +171,7 @@ def schedule(under_old_rules, kinds, requester, release_team_member_dropland, re
 
 @pytest.fixture
 def under_old_rules(tzdata_dirs):
-    use_rules(tzdata_dirs[0])
+    use_rules(tzdata_dirs.old)
     return tzdata_dirs
 
 
@@ -217,7 +224,7 @@ def release_team_member_dropland(kinds, release_team_member):
 
 
 def test_wall_times_are_recorded_under_the_rules_they_were_set_with(tzdata_dirs, kinds, release):
-    old, _ = tzdata_dirs
+    old = tzdata_dirs.old
     use_rules(old)
     milestone = milestone_create(
         release=release, kind=kinds["docs-freeze"], title="Docs", at=wall("2028-07-13 19:00", "Test/Dropland"),
@@ -230,7 +237,7 @@ def test_wall_times_are_recorded_under_the_rules_they_were_set_with(tzdata_dirs,
 
 
 def test_the_command_reports_exactly_the_moved_future_instants_and_changes_nothing(under_old_rules, schedule):
-    _, new = under_old_rules
+    new = under_old_rules.new
     assert run() == (0, "No future deadline moved: 10 future instant(s) checked against " + tz.zone_rules_source()
                      + ".\n", "")  # fmt: skip
     audit_rows = AuditLog.objects.count()
@@ -268,7 +275,7 @@ def feed_events(path: str) -> dict[str, dict]:
 def test_apply_saves_the_new_instants_with_the_wall_times_kept_and_a_second_run_finds_nothing(
     under_old_rules, schedule
 ):
-    _, new = under_old_rules
+    new = under_old_rules.new
     walls_before = dict(Milestone.objects.values_list("pk", "at_wall"))
     ends_before = dict(Milestone.objects.values_list("pk", "ends_at_wall"))
     sequences = dict(Milestone.objects.values_list("pk", "sequence"))
@@ -374,7 +381,7 @@ def test_apply_saves_the_new_instants_with_the_wall_times_kept_and_a_second_run_
 def test_an_edit_before_apply_keeps_the_wall_time_set(under_old_rules, schedule):
     """After the upgrade and before --apply, the stored instant is stale: editing the
     title keeps the wall time as set, and the command still moves the instant."""
-    _, new = under_old_rules
+    new = under_old_rules.new
     use_rules(new)
     freeze = Milestone.objects.get(pk=schedule["freeze"].pk)
     freeze.title = "Enhancements Freeze (renamed)"
@@ -389,3 +396,43 @@ def test_an_edit_before_apply_keeps_the_wall_time_set(under_old_rules, schedule)
     milestone_save(milestone=freeze)
     freeze.refresh_from_db()
     assert (freeze.at, freeze.at_wall) == (utc("2028-07-14 04:00"), dt.datetime(2028, 7, 13, 20, 0))
+
+
+def test_reloading_the_zone_rules_reaches_every_cache_of_them(tzdata_dirs, kinds, release):
+    """The API's rendering cache and the pages' zone list follow ``tz.zone_rules_reload``
+    (registered with ``tz.rules_cache_register``): the same stored instant reads PDT
+    under OLD and PST under NEW, and a zone only the test tzdata has is offered only
+    while it is on the path."""
+    from django.test import Client
+
+    from pages.views import _zone_options
+
+    old, new, _ = tzdata_dirs
+    use_rules(old)
+    milestone_create(
+        release=release, kind=kinds["docs-freeze"], title="Docs", at=wall("2028-07-13 19:00", "Test/Dropland"),
+        zone="Test/Dropland",
+    )  # fmt: skip
+
+    def at_local() -> dict:
+        body = Client().get("/api/v1/milestones/", {"kind": "docs-freeze"}).json()
+        return body["results"][0]["at_local"]
+
+    assert at_local() == {
+        "datetime": "2028-07-13T19:00:00-07:00",
+        "timezone": "Test/Dropland",
+        "abbreviation": "PDT",
+        "display": "19:00 PDT Thursday 13 July 2028 (02:00 UTC Friday 14 July 2028)",
+    }
+    assert "Test/Dropland" in _zone_options()
+    use_rules(new)
+    assert at_local() == {
+        "datetime": "2028-07-13T18:00:00-08:00",
+        "timezone": "Test/Dropland",
+        "abbreviation": "PST",
+        "display": "18:00 PST Thursday 13 July 2028 (02:00 UTC Friday 14 July 2028)",
+    }
+    zoneinfo.reset_tzpath(to=tzdata_dirs.original)
+    tz.zone_rules_reload()
+    assert "Test/Dropland" not in _zone_options()
+    assert not tz.is_valid_zone("Test/Dropland")
