@@ -166,3 +166,15 @@ def test_the_plain_row_checkbox_is_the_markup_django_renders(kinds):
     django_markup = admin.ModelAdmin(Milestone, admin.site).action_checkbox(row)
     assert PlainActionCheckbox().action_checkbox(row) == django_markup
     assert str(django_markup).startswith('<input type="checkbox" name="_selected_action" value=')
+
+
+def test_the_request_add_page_searches_keps_instead_of_listing_them(lead_client, kinds):
+    _grow(1, kinds, None)
+    page = lead_client.get(f"{REQUESTS}add/").content.decode()
+    assert 'class="admin-autocomplete"' in page
+    assert "KEP 4</option>" not in page  # no option per KEP
+    found = lead_client.get(
+        "/admin/autocomplete/",
+        {"app_label": "exceptions", "model_name": "exceptionrequest", "field_name": "enhancement", "term": "7104"},
+    ).json()
+    assert [row["id"] for row in found["results"]] == [str(Enhancement.objects.get(number=7104).pk)]
