@@ -240,6 +240,7 @@ def main() -> None:
         manage(env, "seed_demo")
         manage(env, "collectstatic", "--noinput", "--verbosity", "0")
         slug, kep = demo_names(env)
+        load_before = os.getloadavg()[0]
         texts = ["next", "next code-freeze", f"kep {kep}", f"release {slug}", "exceptions pending", "help"]
         web, port = start_gunicorn(env, Path(tmp) / "gunicorn.log")
         try:
@@ -275,8 +276,13 @@ def main() -> None:
             web.terminate()
             web.wait(timeout=60)
 
+    load = os.getloadavg()[0]
     print(
-        f"\n{options.concurrency} concurrent clients, gunicorn {options.workers} workers x "
+        f"\nload average {load_before:.1f} before, {load:.1f} after (the same {os.cpu_count()} CPUs serve gunicorn, "
+        "PostgreSQL, Redis, this client and anything else running)"
+    )
+    print(
+        f"{options.concurrency} concurrent clients, gunicorn {options.workers} workers x "
         f"{os.environ.get('GUNICORN_THREADS', '2')} threads, production settings, "
         f"{options.rounds} alternating rounds of {options.requests} requests per endpoint, {os.cpu_count()} CPUs"
     )
