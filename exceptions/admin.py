@@ -15,8 +15,9 @@ import re
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -246,7 +247,10 @@ class MilestoneFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         if self.value():
-            return queryset.filter(milestone_id=self.value())
+            try:
+                return queryset.filter(milestone_id=self.value())
+            except (ValueError, ValidationError) as exc:  # ?milestone__id__exact=abc: the admin's "?e=1"
+                raise IncorrectLookupParameters(exc) from exc
         return queryset
 
 
