@@ -358,7 +358,7 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
     list_filter = ["release", "kind", "cancelled"]
     search_fields = ["title", "release__slug"]
     list_select_related = ["release", "kind"]
-    readonly_fields = ["when", "sequence", "history"]
+    readonly_fields = ["when", "wall_time_set", "sequence", "history"]
     actions = ["cancel_selected"]
 
     def get_queryset(self, request):
@@ -374,6 +374,7 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
         "ends_on",
         "zone",
         "when",
+        "wall_time_set",
         "description",
         "link",
         "cancelled",
@@ -384,7 +385,7 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is not None:
             return [f if f != "release" else "release_shown" for f in self.fields]
-        return [f for f in self.fields if f not in {"history", "sequence", "when"}]
+        return [f for f in self.fields if f not in {"history", "sequence", "when", "wall_time_set"}]
 
     def get_readonly_fields(self, request, obj=None):
         return [*self.readonly_fields, "release_shown"]
@@ -396,6 +397,25 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
     @admin.display(description="When (native zone, UTC)")
     def when(self, obj: Milestone) -> str:
         return _milestone_when(obj)
+
+    @admin.display(description="Wall time as set")
+    def wall_time_set(self, obj: Milestone) -> str:
+        """The wall time(s) kept beside the instant, and a warning when the running tzdata
+        puts them elsewhere (``manage.py tzdata_check --apply`` moves the instant)."""
+        parts = []
+        for field, label in (("at", ""), ("ends_at", "ends ")):
+            instant, wall = getattr(obj, field), getattr(obj, f"{field}_wall")
+            if instant is None or wall is None:
+                continue
+            text = label + tz.render_wall(wall, obj.zone)
+            moved, _ = tz.instant_for_wall(wall, obj.zone, instant)
+            if moved != instant:
+                text += (
+                    f" (the zone rules now put this wall time at {tz.render_in_zone(moved, 'UTC')}, not "
+                    f"{tz.render_in_zone(instant, 'UTC')}: run manage.py tzdata_check --apply)"
+                )
+            parts.append(text)
+        return "; ".join(parts) or "-"
 
     @admin.display(description="History")
     def history(self, obj: Milestone) -> str:

@@ -346,6 +346,20 @@ def wall_readings(wall: dt.datetime, zone: str) -> tuple[dt.datetime, ...]:
         return (localize_lenient(wall, zone),)
 
 
+def instant_for_wall(wall: dt.datetime, zone: str, current: dt.datetime) -> tuple[dt.datetime, str]:
+    """The instant a kept wall time in ``zone`` means under the running rules, and a note
+    when those rules skip or repeat it. ``current`` (the stored instant) stays when it is
+    one of the wall time's readings: the second occurrence of a wall time in a fold."""
+    readings = wall_readings(wall, zone)
+    if current in readings:
+        return current, ""
+    if len(readings) == 2:
+        return readings[0], "the new rules repeat this wall time: it is now the first one"
+    if wall_clock(readings[0], zone) != wall:
+        return readings[0], "the new rules skip this wall time: it is now the end of the gap"
+    return readings[0], ""
+
+
 def render_wall(wall: dt.datetime, zone: str) -> str:
     """A kept wall time in words, with no claim about its offset (which is what may have
     changed): ``19:00 Friday 26 June 2026 America/Los_Angeles``."""

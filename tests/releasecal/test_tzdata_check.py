@@ -436,3 +436,26 @@ def test_reloading_the_zone_rules_reaches_every_cache_of_them(tzdata_dirs, kinds
     tz.zone_rules_reload()
     assert "Test/Dropland" not in _zone_options()
     assert not tz.is_valid_zone("Test/Dropland")
+
+
+def test_the_admin_shows_the_wall_time_set_and_says_when_the_rules_moved_it(under_old_rules, schedule):
+    from django.contrib.auth.models import User
+    from django.urls import reverse
+
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+    url = reverse("admin:releasecal_milestone_change", args=[schedule["freeze"].pk])
+    set_as = '<div class="readonly">19:00 Thursday 13 July 2028 Test/Dropland</div>'
+    assert set_as in client.get(url).content.decode()
+    use_rules(under_old_rules.new)
+    assert (
+        '<div class="readonly">19:00 Thursday 13 July 2028 Test/Dropland (the zone rules now put this wall time at '
+        "03:00 UTC Friday 14 July 2028, not 02:00 UTC Friday 14 July 2028: run manage.py tzdata_check --apply)</div>"
+    ) in client.get(url).content.decode()
+    assert run("--apply")[0] == 0
+    assert set_as in client.get(url).content.decode()
+    window = reverse("admin:releasecal_milestone_change", args=[schedule["window"].pk])
+    assert (
+        '<div class="readonly">09:00 Thursday 1 June 2028 Test/Dropland; ends 17:00 Monday 5 June 2028 '
+        "Test/Dropland</div>"
+    ) in client.get(window).content.decode()

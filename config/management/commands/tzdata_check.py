@@ -55,20 +55,6 @@ class Moved:
         return f"{text} ({self.note})" if self.note else text
 
 
-def recompute(wall: dt.datetime, zone: str, current: dt.datetime) -> tuple[dt.datetime, str]:
-    """The instant ``wall`` in ``zone`` means under the running rules (``current`` when it
-    is one of its readings: the second occurrence of a wall time in a fold stays), and a
-    note when those rules make it a time that never happens or happens twice."""
-    readings = tz.wall_readings(wall, zone)
-    if current in readings:
-        return current, ""
-    if len(readings) == 2:
-        return readings[0], "the new rules repeat this wall time: it is now the first one"
-    if tz.wall_clock(readings[0], zone) != wall:
-        return readings[0], "the new rules skip this wall time: it is now the end of the gap"
-    return readings[0], ""
-
-
 def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
     """(moved instants, future instants checked, future instants with no wall time)."""
     moved: list[Moved] = []
@@ -85,7 +71,7 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
             if wall is None:
                 unrecorded += 1
                 continue
-            new, note = recompute(wall, milestone.zone, instant)
+            new, note = tz.instant_for_wall(wall, milestone.zone, instant)
             if new != instant:
                 what = f"milestone {milestone.pk} {milestone}, {field}"
                 moved.append(Moved(what, Milestone, milestone.pk, field, wall, milestone.zone, instant, new, note))
@@ -99,7 +85,7 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
         if decision.granted_wall is None:
             unrecorded += 1
             continue
-        new, note = recompute(decision.granted_wall, decision.granted_zone, decision.granted_until)
+        new, note = tz.instant_for_wall(decision.granted_wall, decision.granted_zone, decision.granted_until)
         if new != decision.granted_until:
             request = decision.request
             what = (
@@ -125,7 +111,7 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
         if release.hard_stop_wall is None:
             unrecorded += 1
             continue
-        new, note = recompute(release.hard_stop_wall, release.zone, release.hard_stop)
+        new, note = tz.instant_for_wall(release.hard_stop_wall, release.zone, release.hard_stop)
         if new != release.hard_stop:
             what = f"release {release.slug}, hard_stop"
             moved.append(
@@ -154,7 +140,7 @@ def apply_milestone(pk: int, now: dt.datetime) -> list[str]:
         instant, wall = getattr(milestone, field), getattr(milestone, f"{field}_wall")
         if instant is None or instant <= now or wall is None:
             continue
-        new, _ = recompute(wall, milestone.zone, instant)
+        new, _ = tz.instant_for_wall(wall, milestone.zone, instant)
         if new != instant:
             setattr(milestone, field, new)
             fields.append(field)
@@ -168,7 +154,7 @@ def apply_grant(pk: int, now: dt.datetime) -> bool:
     decision = Decision.objects.select_for_update().get(pk=pk)
     if decision.granted_until is None or decision.granted_until <= now or decision.granted_wall is None:
         return False
-    new, _ = recompute(decision.granted_wall, decision.granted_zone, decision.granted_until)
+    new, _ = tz.instant_for_wall(decision.granted_wall, decision.granted_zone, decision.granted_until)
     if new == decision.granted_until:
         return False
     decision_grant_retime(decision=decision, granted_until=new, actor_label=ACTOR_LABEL)
@@ -182,7 +168,7 @@ def apply_hard_stop(pk: int, now: dt.datetime) -> bool:
     release = Release.objects.select_for_update().get(pk=pk)
     if release.hard_stop is None or release.hard_stop <= now or release.hard_stop_wall is None:
         return False
-    new, _ = recompute(release.hard_stop_wall, release.zone, release.hard_stop)
+    new, _ = tz.instant_for_wall(release.hard_stop_wall, release.zone, release.hard_stop)
     if new == release.hard_stop:
         return False
     before = {"hard_stop": release.hard_stop}
