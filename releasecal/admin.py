@@ -124,6 +124,12 @@ class MilestoneForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
+        for name in ("on_date", "ends_on"):  # the service's range check, as a form error (not a 500)
+            if cleaned.get(name) is not None:
+                try:
+                    tz.check_plausible_date(cleaned[name], field=name)
+                except DomainError as exc:
+                    self.add_error(name, exc.message)
         zone = cleaned.get("zone")
         if not zone:
             return cleaned  # the zone field carries its own error

@@ -174,3 +174,26 @@ def test_rendering_a_year_one_instant_in_a_negative_zone_falls_back_to_utc():
     message = Message(headline="Late", deadline_sentence=tz.render_with_aoe(year_one, "Europe/Berlin"))
     assert "00:00 UTC Monday 1 January 1" in render_email(message)[1]
     assert "00:00 UTC Monday 1 January 1" in render_slack(message)["blocks"][1]["text"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("on_date", "9999-12-31"), ("on_date", "0001-01-01"), ("ends_on", "9999-12-31")]
+)
+def test_the_admin_form_refuses_a_date_at_the_ends_of_time(client, release, kinds, release_team_member, field, value):
+    release_team_member.is_staff = True
+    release_team_member.is_superuser = True
+    release_team_member.save()
+    client.force_login(release_team_member)
+    milestone = release.milestones.get(kind__slug="ga")
+    before = (milestone.on_date, milestone.ends_on)
+    data = {"kind": milestone.kind.pk, "title": milestone.title, "on_date": milestone.on_date.isoformat()}
+    response = client.post(
+        f"/admin/releasecal/milestone/{milestone.pk}/change/",
+        data | {field: value, "zone": "AoE", "release": release.pk},
+    )
+    assert response.status_code == 200  # the form again, with the error
+    assert f"The {field} {value} is not a plausible date: use a date between 1970 and 2099." in (
+        response.content.decode()
+    )
+    milestone.refresh_from_db()
+    assert (milestone.on_date, milestone.ends_on) == before
