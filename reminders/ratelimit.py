@@ -45,31 +45,59 @@ def _window_key(key: str, window: int) -> str:
     return f"{PREFIX}:{key}:{window}"
 
 
+def _take(name: str, rate: int, timeout: int) -> bool:
+    """One message more in this window, if it has room."""
+    if rate == 1:
+        return cache.add(name, 1, timeout)  # one round trip: the window is free or it is not
+    cache.add(name, 0, timeout)
+    try:
+        return cache.incr(name) <= rate
+    except ValueError:  # expired between add and incr: its window is over
+        return False
+
+
 def reserve(key: str, *, now: float | None = None) -> float | None:
     """Reserve one message to ``key`` in the first one-second window, from the current
     one on, that has room; return its start (epoch seconds). None when no window within
     ``REMINDERS_SLACK_MAX_WAIT_SECONDS`` has room (the caller leaves the wait to the
-    ledger). With the limit off (rate 0), or the cache down, the current second."""
+    ledger). With the limit off (rate 0), or the cache down, the current second.
+
+    A hint (the window after the last one reserved; the windows before it are full while
+    it lives) lets a burst of sends to one channel start where the previous reservation
+    ended instead of probing every full second; the count in each window decides."""
     now = time.time() if now is None else now
     rate = settings.REMINDERS_SLACK_CHANNEL_RATE
     first = math.floor(now)
     if rate <= 0:
         return float(first)
+    horizon = settings.REMINDERS_SLACK_MAX_WAIT_SECONDS
+    hint_name = f"{PREFIX}:{key}:next"
     try:
-        for window in range(first, first + settings.REMINDERS_SLACK_MAX_WAIT_SECONDS + 1):
-            name = _window_key(key, window)
-            timeout = window - first + 2  # whole seconds: outlives its window, then goes
-            cache.add(name, 0, timeout)
-            try:
-                count = cache.incr(name)
-            except ValueError:  # expired between add and incr: its window is over
-                continue
-            if count <= rate:
+        hint = cache.get(hint_name)
+        start = hint if isinstance(hint, int) and hint > first else first
+        for window in range(start, first + horizon + 1):
+            # Whole seconds: the key outlives its window, then goes.
+            if _take(_window_key(key, window), rate, window - first + 2):
+                cache.set(hint_name, window + 1 if rate == 1 else window, window - first + 2)
                 return float(window)
     except Exception:  # the cache is down: fail open (Slack's 429 and the ledger still hold)
         log.warning("rate limit cache unavailable; posting to %s unthrottled", key, exc_info=True)
         return float(first)
     return None
+
+
+def take_now(key: str, *, now: float | None = None) -> bool:
+    """Take the current second for one message to ``key`` if it has room (a send that
+    missed the second it reserved, rather than queue up behind every reservation)."""
+    now = time.time() if now is None else now
+    rate = settings.REMINDERS_SLACK_CHANNEL_RATE
+    if rate <= 0:
+        return True
+    try:
+        return _take(_window_key(key, math.floor(now)), rate, 2)
+    except Exception:
+        log.warning("rate limit cache unavailable; posting to %s unthrottled", key, exc_info=True)
+        return True
 
 
 def hold(key: str, seconds: float, *, now: float | None = None) -> None:

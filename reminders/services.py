@@ -365,6 +365,8 @@ def _wait_for_turn(
         return None  # the second this send reserved earlier
     if slot is not None and clock < slot:
         reserved: float | None = slot  # woken early: wait on for the same second
+    elif slot is not None and ratelimit.take_now(key, now=clock):
+        return None  # woken late (a busy worker), and the current second is free
     else:
         reserved = ratelimit.reserve(key, now=clock)
     if reserved is not None and reserved <= clock:
@@ -402,27 +404,33 @@ def deliveries_send(
     injected = now is not None
     now = now or tz.utc_now()
     requeue = requeue or _requeue
-    first = Delivery.objects.filter(pk__in=delivery_ids, state=State.PENDING).select_related("channel").first()
-    if first is None:
+    # Loaded before the claim (the rate limit needs the channel first); the claim then
+    # decides which of them this send holds. Three statements for a lone row: load,
+    # claim, record.
+    loaded = list(
+        Delivery.objects.select_related(
+            "channel", "milestone__release", "milestone__kind", "request__enhancement", "request__release"
+        )
+        .filter(pk__in=delivery_ids, state=State.PENDING)
+        .order_by(F("deadline_at").asc(nulls_last=True), "due_at", "pk")
+    )
+    if not loaded:
         return "not-claimed"
+    first = loaded[0]
     key = ratelimit.target_key(first.channel, first.recipient) if settings.REMINDERS_SLACK_CHANNEL_RATE > 0 else None
     if key is not None:
         waited = _wait_for_turn(key, delivery_ids, slot=slot, now=now, requeue=requeue)
         if waited is not None:
             return waited
-    if len(delivery_ids) == 1:
-        claimed = delivery_ids if delivery_claim(delivery_id=delivery_ids[0], now=now) else []
+    if len(loaded) == 1:
+        claimed = {first.pk} if delivery_claim(delivery_id=first.pk, now=now) else set()
     else:
-        claimed = deliveries_claim(delivery_ids=delivery_ids, now=now)
+        claimed = set(deliveries_claim(delivery_ids=[row.pk for row in loaded], now=now))
     if not claimed:
         return "not-claimed"
-    rows = list(
-        Delivery.objects.select_related(
-            "channel", "milestone__release", "milestone__kind", "request__enhancement", "request__release"
-        )
-        .filter(pk__in=claimed)
-        .order_by(F("deadline_at").asc(nulls_last=True), "due_at", "pk")
-    )
+    rows = [row for row in loaded if row.pk in claimed]
+    for row in rows:
+        row.attempts += 1  # what the claim did
     outcome = "sent"
     failing = [row for row in rows if row.channel.failing]
     for row in failing:

@@ -1,0 +1,165 @@
+"""Digests and Slack's 429 on the real worker and Redis, against the fake Slack (issue 14
+items 3 and 4): a digest of many deliveries with one cancelled mid-way, a 429 whose
+Retry-After the ledger honours, a failed digest retried as a whole.
+
+Each test has its own Celery queue and webhook path (the rate limit's key), and its
+clock starts once its worker answers a ping; no fixed sleeps."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pytest
+
+from releasecal import tz
+from releasecal.models import MilestoneKind
+from releasecal.services import milestone_cancel, milestone_create
+from reminders import services
+from reminders.models import Delivery, ReminderRule
+from tests.support.fake_slack import FakeSlack
+from tests.support.pg import require_postgres
+from tests.support.reminder_workers import Worker, own_queue, purge_broker, wait_for
+from tests.support.reminders_helpers import channel, future_release, hour_from_now, redis_url_or_skip
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.redis,
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(240),
+]
+State = Delivery.State
+
+
+@pytest.fixture
+def celery_queue():
+    with own_queue("digest") as queue:
+        yield queue
+
+
+@pytest.fixture
+def broker(celery_queue):
+    require_postgres()
+    url = redis_url_or_skip("CELERY_BROKER_URL")
+    yield url
+    purge_broker(url, celery_queue)
+
+
+@pytest.fixture
+def fake_slack():
+    fake = FakeSlack().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def workers(tmp_path, celery_queue):
+    started: list[Worker] = []
+
+    def start(**kwargs) -> Worker:
+        worker = Worker(log_dir=tmp_path, queue=celery_queue, **kwargs)
+        started.append(worker)
+        return worker.wait_ready()
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def _digest_rows(kinds, fake_slack, count: int):
+    """``count`` freezes, one reminder each on one webhook, all due a minute ago, from one
+    rule that may be combined; and the milestones."""
+    hook = channel("slack_webhook", "hook", url=fake_slack.webhook_url(f"digest-{uuid.uuid4().hex[:8]}"))
+    release = future_release(freeze_at=hour_from_now(20))
+    freeze = MilestoneKind.objects.get(slug="code-freeze")
+    milestones = [
+        milestone_create(release=release, kind=freeze, title=f"Freeze {n}", at=hour_from_now(20 + n))
+        for n in range(count)
+    ]
+    # Created after the milestones (no hook materialises it): the rows are made due now.
+    rule = ReminderRule.objects.create(name="digest", offsets="3d", channel=hook, combine=True)
+    now = tz.utc_now()
+    Delivery.objects.bulk_create(
+        Delivery(
+            rule=rule,
+            milestone=m,
+            channel=hook,
+            offset="3d",
+            recipient="",
+            deadline_at=m.deadline,
+            deadline_zone=m.zone,
+            due_at=now - dt.timedelta(minutes=1),
+        )
+        for m in milestones
+    )
+    rows = {d.milestone_id: d.pk for d in Delivery.objects.filter(channel=hook)}
+    return milestones, [rows[m.pk] for m in milestones]
+
+
+def _states(ids) -> dict[int, str]:
+    return dict(Delivery.objects.filter(pk__in=ids).values_list("pk", "state"))
+
+
+def test_a_digest_of_many_deliveries_with_one_cancelled_mid_way_goes_out_once(broker, kinds, fake_slack, workers):
+    milestones, ids = _digest_rows(kinds, fake_slack, 25)
+    result = services.deliveries_sweep()  # one task, queued: no worker consumes yet
+    assert sorted(result.queued) == sorted(ids)
+    milestone_cancel(milestone=milestones[7])  # mid-way: after the sweep, before the send
+    cancelled = ids[7]
+    rest = [i for i in ids if i != cancelled]
+    workers(broker=broker, name="digest", concurrency=2)
+    assert wait_for(lambda: set(_states(rest).values()) == {State.SENT}, timeout=90)
+    assert _states([cancelled]) == {cancelled: State.CANCELLED}
+    assert fake_slack.received == dict.fromkeys(rest, 1)
+    (message,) = fake_slack.matching(lambda c: c.delivered)  # one message for 24 deadlines
+    assert message.data["blocks"][0]["text"]["text"] == "*24 reminders*"
+    assert f"releasecal delivery #{cancelled}" not in message.text
+    assert len(set(Delivery.objects.filter(pk__in=rest).values_list("sent_at", flat=True))) == 1
+
+
+def test_a_429_with_retry_after_waits_in_the_ledger_and_a_later_sweep_sends_once(broker, kinds, fake_slack, workers):
+    _milestones, ids = _digest_rows(kinds, fake_slack, 5)
+    fake_slack.fail_next(1, status=429, retry_after=3)
+    workers(broker=broker, name="limited", concurrency=2)
+    services.deliveries_sweep()
+
+    def waiting() -> bool:
+        rows = Delivery.objects.filter(pk__in=ids, state=State.PENDING, next_attempt_at__isnull=False)
+        return rows.filter(last_error="Rate limited by Slack (429): not before 3 s later").count() == len(ids)
+
+    assert wait_for(waiting, timeout=60)
+    rows = list(Delivery.objects.filter(pk__in=ids))
+    assert {(r.attempts, r.queued_at) for r in rows} == {(0, None)}  # not an attempt; for a later sweep
+    (not_before,) = {r.next_attempt_at for r in rows}
+    assert fake_slack.stats()["requests"] == 0
+    if tz.utc_now() < not_before:
+        assert services.deliveries_sweep().queued == []  # the row waits: nothing queued before Retry-After
+    assert wait_for(lambda: set(_states(ids).values()) == {State.SENT}, timeout=60, tick=services.deliveries_sweep)
+    assert fake_slack.received == dict.fromkeys(ids, 1)
+    assert fake_slack.stats()["duplicates"] == 0
+    sent = Delivery.objects.filter(pk__in=ids)
+    assert all(r.sent_at >= not_before for r in sent)
+    assert {r.attempts for r in sent} == {1}
+
+
+def test_a_failed_digest_is_retried_as_a_whole(broker, kinds, fake_slack, workers):
+    _milestones, ids = _digest_rows(kinds, fake_slack, 6)
+    fake_slack.fail_next(1, status=500)
+    env = {"REMINDERS_HTTP_TRIES": "1", "REMINDERS_RETRY_BASE_SECONDS": "2"}
+    workers(broker=broker, name="retry", concurrency=2, env=env)
+    services.deliveries_sweep()
+
+    def failed_once() -> bool:
+        return Delivery.objects.filter(pk__in=ids, state=State.PENDING, attempts=1).count() == len(ids)
+
+    assert wait_for(failed_once, timeout=60)
+    rows = list(Delivery.objects.filter(pk__in=ids))
+    assert {(r.last_error, r.queued_at) for r in rows} == {("Server error 500", None)}
+    assert len({r.next_attempt_at for r in rows}) == 1  # one next attempt for the whole digest
+    assert wait_for(lambda: set(_states(ids).values()) == {State.SENT}, timeout=60, tick=services.deliveries_sweep)
+    assert fake_slack.received == dict.fromkeys(ids, 1)
+    delivered = fake_slack.matching(lambda c: c.delivered)
+    assert len(delivered) == 1  # the retry is one message again, with all six
+    assert delivered[0].data["blocks"][0]["text"]["text"] == "*6 reminders*"
+    assert {r.attempts for r in Delivery.objects.filter(pk__in=ids)} == {2}
