@@ -129,7 +129,11 @@ def _refused(request: HttpRequest, exc: LinkRefused) -> HttpResponse:
     return render(request, "slack_integration/link.html", {"problem": exc.message}, status=exc.status)
 
 
-login = auth_views.LoginView.as_view(template_name="slack_integration/login.html", redirect_authenticated_user=True)
+# Without a usable ?next= (none, or another site's), the person lands on the home page
+# (Django's default, /accounts/profile/, is no page here).
+login = auth_views.LoginView.as_view(
+    template_name="slack_integration/login.html", redirect_authenticated_user=True, next_page=reverse_lazy("pages:home")
+)
 
 
 @require_http_methods(["GET", "POST"])

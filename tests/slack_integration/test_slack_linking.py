@@ -138,3 +138,17 @@ def test_an_identity_known_only_by_its_zone_gets_the_account(client, requester):
     assert client.post(f"/slack/link/{linking.link_token(slack_user_id='U0NEW', team_id='T1')}").status_code == 200
     identity = SlackIdentity.objects.get()
     assert (identity.user, identity.zone, identity.team_id) == (requester, "Asia/Tokyo", "T1")
+
+
+@pytest.mark.parametrize("next_url", ["", "https://evil.example/"])
+def test_the_link_login_without_a_usable_next_lands_on_the_home_page(client, requester, next_url):
+    data = {"username": "requester", "password": "pw"} | ({"next": next_url} if next_url else {})
+    response = client.post("/slack/link/login", data)
+    assert (response.status_code, response["Location"]) == (302, "/")
+    assert client.get(response["Location"]).status_code == 200
+
+
+def test_the_link_login_opened_while_logged_in_lands_on_the_home_page(client, requester):
+    client.force_login(requester)
+    response = client.get("/slack/link/login")
+    assert (response.status_code, response["Location"]) == (302, "/")
