@@ -33,10 +33,10 @@ from releasecal import tz
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
 REFRESH = dt.timedelta(hours=1)
 # Changing what the writer emits must change every cache key: bump this.
-FORMAT_VERSION = "7"
+FORMAT_VERSION = "8"
 # Part of every event's SEQUENCE (feeds/published.py): raise it by one whenever the
 # wording of summaries or descriptions changes, so every client re-reads every event.
-SEQUENCE_FORMAT = 0
+SEQUENCE_FORMAT = 1  # 1: deadlines worded by tz.render_deadline (issue 16)
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,32 @@ class CalendarEvent:
     def sort_key(self) -> tuple[dt.datetime, str]:
         if isinstance(self.start, dt.datetime):
             return (tz.to_utc(self.start), self.uid)
-        return (tz.start_of_day(self.start, self.zone), self.uid)
+        try:
+            return (tz.start_of_day(self.start, self.zone), self.uid)
+        except OverflowError:  # a stored date at the very ends of ``date``
+            return (dt.datetime.combine(self.start, dt.time(), tzinfo=dt.UTC), self.uid)
+
+
+@dataclass(frozen=True)
+class Move:
+    """One earlier place of a milestone (from its audit log): where it was before a
+    change that moved it, and when that change was made."""
+
+    at: dt.datetime | None
+    on_date: dt.date | None
+    zone: str
+    changed_at: dt.datetime
+
+
+def move_line(move: Move) -> str:
+    """``Moved from 19:00 PDT Wednesday 10 July 2024 on 26 June 2024`` (the earlier
+    deadline in its zone then, tz's deadline words; the day of the change in that zone)."""
+    was = tz.render_deadline_in_zone(move.at, move.zone) if move.at is not None else tz.render_date(move.on_date)
+    try:
+        day = tz.local_date(move.changed_at, move.zone)
+    except OverflowError:
+        day = tz.to_utc(move.changed_at).date()
+    return f"Moved from {was} on {tz.render_day_of_change(day)}"
 
 
 def uid(kind: str, pk: int, host: str) -> str:
@@ -68,18 +93,40 @@ def uid(kind: str, pk: int, host: str) -> str:
 
 
 def _aoe_line(instant: dt.datetime, zone: str) -> str | None:
-    if tz.normalize_zone_name(zone) == tz.AOE:
-        return None  # the native line already says AoE
-    return "AoE: " + tz.render_in_zone(instant, tz.AOE)
+    if tz.normalize_zone_name(zone) in (tz.AOE, "UTC"):
+        return None  # the native line already says AoE (or the instant is shown in UTC only)
+    return "AoE: " + tz.render_deadline_in_zone(instant, tz.AOE)
 
 
 def _utc(instant: dt.datetime) -> dt.datetime:
     return tz.to_utc(instant).replace(microsecond=0)
 
 
-def _summary_zone_suffix(zone: str) -> str:
-    # Clients show an Etc/GMT+12 event in the viewer's zone; say AoE where people look.
-    return " (AoE)" if tz.normalize_zone_name(zone) == tz.AOE else ""
+def _shown_zone(instant: dt.datetime, zone: str) -> str:
+    """``zone``, or UTC for a stored instant outside 1970-2099 (a row written by SQL or
+    before the range check): our VTIMEZONEs cover only that range, and year 1 or 9999
+    may not even convert to a zone. Such an event is shown in UTC, never failing the feed."""
+    return zone if tz.EARLIEST <= tz.to_utc(instant) < tz.LATEST else "UTC"
+
+
+def _deadline(milestone) -> dt.datetime | None:
+    """The milestone's deadline, None when a stored date is too far out to be one
+    (the end of 31 December 9999 is past what ``datetime`` holds)."""
+    try:
+        return milestone.deadline
+    except OverflowError:
+        return None
+
+
+def _summary_suffix(instant: dt.datetime, zone: str) -> str:
+    """Clients show an event in the viewer's zone: where that misleads, the summary says
+    the deadline in words (releasecal.tz's deadline wording). An AoE deadline, and any
+    deadline at the first instant of a local day, which people mean as the end of the day
+    before: ``[1.35] Code Freeze (end of Thursday 6 November 2025 AoE)``. Others keep the
+    bare title: the client's clock time is the deadline's own."""
+    if tz.normalize_zone_name(zone) == tz.AOE or tz.is_day_start(instant, zone):
+        return f" ({tz.render_deadline_in_zone(instant, zone)})"
+    return ""
 
 
 # --------------------------------------------------------------------- milestones
@@ -89,10 +136,12 @@ def milestone_rules(milestone) -> str:
     """The rule that applies to a milestone, as one sentence (empty when none)."""
     kind = milestone.kind
     if kind.allows_exceptions:
+        if _deadline(milestone) is None:
+            return ""
         closes = request_window_closes(milestone)
         days = milestone.release.exception_window_days
         return (
-            f"Exceptions may be requested until {tz.render(closes, milestone.zone)} "
+            f"Exceptions may be requested until {tz.render_deadline(closes, milestone.zone)} "
             f"({days} day{'s' if days != 1 else ''} after the freeze)."
         )
     if kind.is_freeze:
@@ -100,31 +149,45 @@ def milestone_rules(milestone) -> str:
     return ""
 
 
-def milestone_event(milestone, *, host: str, site_url: str) -> CalendarEvent:
+def milestone_event(
+    milestone, *, host: str, site_url: str, moves: tuple[Move, ...] = (), weeks: int | None = None
+) -> CalendarEvent:
+    """The event of one milestone; ``moves``: its earlier places, oldest first (the slip
+    history shown in the description); ``weeks``: how many weeks the release's schedule
+    counts (its highest ``Milestone.week``), for the countdown "Week 9 of 15" in the
+    summary of a milestone that has a week."""
     release = milestone.release
     lines = [f"{milestone.title}, {release.name or release.slug}"]
     if milestone.cancelled:
         lines.append("CANCELLED: this milestone was removed from the schedule.")
+    zone = milestone.zone
     if milestone.at is not None:
-        lines.append("When: " + tz.render(milestone.at, milestone.zone))
-        aoe = _aoe_line(milestone.at, milestone.zone)
+        zone = _shown_zone(milestone.at, milestone.zone)
+        if milestone.ends_at is not None:
+            zone = _shown_zone(milestone.ends_at, zone)
+        lines.append("When: " + tz.render_deadline(milestone.at, zone))
+        aoe = _aoe_line(milestone.at, zone)
         if aoe:
             lines.append(aoe)
         if milestone.ends_at is not None:
-            lines.append("Until: " + tz.render(milestone.ends_at, milestone.zone))
-        start: dt.datetime | dt.date = tz.to_zone(milestone.at, milestone.zone)
-        end: dt.datetime | dt.date | None = tz.to_zone(milestone.ends_at, milestone.zone) if milestone.ends_at else None
+            lines.append("Until: " + tz.render(milestone.ends_at, zone))
+        start: dt.datetime | dt.date = tz.to_zone(milestone.at, zone)
+        end: dt.datetime | dt.date | None = tz.to_zone(milestone.ends_at, zone) if milestone.ends_at else None
     else:
         last_day = milestone.ends_on or milestone.on_date
         when = tz.render_date(milestone.on_date)
         if milestone.ends_on:
             when += " to " + tz.render_date(milestone.ends_on)
         lines.append(f"When: all day {when} ({milestone.zone})")
-        lines.append("Ends: " + tz.render(milestone.deadline, milestone.zone) + " (end of day)")
-        aoe = _aoe_line(milestone.deadline, milestone.zone)
-        if aoe:
-            lines.append(aoe)
-        start, end = milestone.on_date, last_day + dt.timedelta(days=1)
+        deadline = _deadline(milestone)
+        if deadline is not None:
+            lines.append("Ends: " + tz.render_deadline(deadline, milestone.zone))
+            aoe = _aoe_line(deadline, milestone.zone)
+            if aoe:
+                lines.append(aoe)
+        start = milestone.on_date
+        end = last_day + dt.timedelta(days=1) if last_day < dt.date.max else last_day
+    lines.extend(move_line(move) for move in moves)
     rules = milestone_rules(milestone)
     if rules:
         lines.append(rules)
@@ -135,8 +198,10 @@ def milestone_event(milestone, *, host: str, site_url: str) -> CalendarEvent:
     if milestone.link:
         lines.append("Schedule: " + page)
     summary = f"[{release.slug}] {milestone.title}"
+    if milestone.week is not None and weeks:
+        summary = f"[{release.slug}] Week {milestone.week} of {weeks}: {milestone.title}"
     if milestone.at is not None:
-        summary += _summary_zone_suffix(milestone.zone)
+        summary += _summary_suffix(milestone.at, zone)
     if milestone.cancelled:
         summary += " (cancelled)"
     return CalendarEvent(
@@ -148,7 +213,7 @@ def milestone_event(milestone, *, host: str, site_url: str) -> CalendarEvent:
         status="CANCELLED" if milestone.cancelled else "CONFIRMED",
         start=start,
         end=end,
-        zone=milestone.zone,
+        zone=zone,
         url=milestone.link or page,
         categories=(milestone.kind.name,),
     )
@@ -189,6 +254,7 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
             instant, zone = decision.granted_until, decision.granted_zone
     else:
         instant, zone = default_granted_until(request), release.zone
+    zone = _shown_zone(instant, zone)
     original = milestone.deadline
 
     label = f"KEP-{kep.number}"
@@ -201,38 +267,36 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
         "rejected": f"{milestone.title} extension for {label} (rejected)",
         "withdrawn": f"{milestone.title} extension for {label} (withdrawn)",
     }.get(state, f"{milestone.title} extension for {label} ({state})")
-    summary = f"[{release.slug}] {headline}{_summary_zone_suffix(zone)}"
+    summary = f"[{release.slug}] {headline}{_summary_suffix(instant, zone)}"
 
     lines = [f"{label}: {kep.title} (SIG {kep.owning_sig}), exception request #{request.pk}: {state}."]
     if unrecorded:
         lines.append(
             "Extension granted, deadline not recorded (read from sig-release's exceptions.yaml); "
-            f"shown at the {milestone.title} deadline: " + tz.render(instant, zone)
+            f"shown at the {milestone.title} deadline: " + tz.render_deadline(instant, zone)
         )
     elif superseded:
         lines.append(
-            f"Superseded by the freeze: the {milestone.title} deadline moved to {tz.render(instant, zone)}, "
-            f"not earlier than the granted {tz.render(decision.granted_until, decision.granted_zone)}; "
+            f"Superseded by the freeze: the {milestone.title} deadline moved to {tz.render_deadline(instant, zone)}, "
+            f"not earlier than the granted {tz.render_deadline(decision.granted_until, decision.granted_zone)}; "
             "the freeze's own deadline applies."
         )
     elif state == "approved":
-        lines.append("Extended deadline: " + tz.render(instant, zone))
+        lines.append("Extended deadline: " + tz.render_deadline(instant, zone))
         if deadline is not None and deadline.exception_id == request.pk and deadline.hard_stop is not None:
             lines.append("Warning: " + deadline.warning)
     elif state == "pending":
         lines.append(
             f"Requested: {request.days} more day{'s' if request.days != 1 else ''}; "
-            f"if approved as asked the deadline would be {tz.render(instant, zone)}."
+            f"if approved as asked the deadline would be {tz.render_deadline(instant, zone)}."
         )
     else:
         lines.append(f"This extension is {state}: the {milestone.title} deadline applies to {label}.")
-        lines.append(f"Had been: {tz.render(instant, zone)}")
+        lines.append(f"Had been: {tz.render_deadline(instant, zone)}")
     aoe = _aoe_line(instant, zone)
     if aoe:
         lines.append(aoe)
-    original_line = f"Original {milestone.title}: {tz.render(original, milestone.zone)}"
-    if tz.normalize_zone_name(milestone.zone) != tz.AOE:
-        original_line += " / " + tz.render_in_zone(original, tz.AOE)
+    original_line = f"Original {milestone.title}: {tz.render_with_aoe(original, milestone.zone)}"
     lines.append(original_line)
     if decision is not None and decision.note:
         lines.append("Decision note: " + decision.note)
@@ -316,6 +380,10 @@ def _vevent(event: CalendarEvent, alarms: tuple[int, ...] = ()) -> icalendar.Eve
         vevent.add("dtstart", _timed(event.start, event.zone))
         if event.end is not None:
             vevent.add("dtend", _timed(event.end, event.zone))
+        else:
+            # A deadline is a point in time: zero length, said explicitly (RFC 5545 forbids
+            # DTEND = DTSTART; Exchange refuses an event with neither): docs/feeds.md.
+            vevent.add("duration", dt.timedelta(0))
     vevent.add("summary", _text(event.summary))
     vevent.add("description", _text(event.description))
     vevent.add("status", event.status)

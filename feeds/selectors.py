@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -31,8 +32,10 @@ from feeds.published import publish
 from feeds.services import feed_token_hash
 from releasecal import tz
 from releasecal.errors import NotFound
-from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release
+from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, Release
 from releasecal.selectors import sig_q
+
+logger = logging.getLogger(__name__)
 
 # last_used_at is written at most this often per token, so a feed poll is not a write.
 LAST_USED_RESOLUTION = dt.timedelta(hours=1)
@@ -202,9 +205,64 @@ def _calendar_name(scope: FeedScope, releases: list[Release], kep: Enhancement |
     )
 
 
+def _when(snapshot: dict) -> tuple[dt.datetime | None, dt.date | None]:
+    at, on_date = snapshot.get("at"), snapshot.get("on_date")
+    return (
+        dt.datetime.fromisoformat(at) if at else None,
+        dt.date.fromisoformat(on_date) if on_date else None,
+    )
+
+
+def milestone_moves(milestones: list[Milestone]) -> dict[int, tuple[ical.Move, ...]]:
+    """Each milestone's earlier places, oldest first, from the audit log's before/after
+    snapshots (services.milestone_save): one query for any number of milestones. A change
+    that moved the instant (or date) counts; one that only edited other fields does not.
+    A snapshot that cannot be read (written by hand) is passed over."""
+    if not milestones:
+        return {}
+    rows = (
+        AuditLog.objects.filter(
+            object_type="releasecal.milestone",
+            object_id__in=[str(m.pk) for m in milestones],
+            action__in=("milestone.update", "milestone.cancel"),
+        )
+        .order_by("at", "id")
+        .values_list("object_id", "at", "before", "after")
+    )
+    moves: dict[int, list[ical.Move]] = {}
+    for object_id, changed_at, before, after in rows:
+        try:
+            was, now = _when(before or {}), _when(after or {})
+        except (TypeError, ValueError, AttributeError):
+            continue
+        if was == now or was == (None, None):
+            continue
+        zone = (before or {}).get("zone") or "UTC"
+        if not isinstance(zone, str) or not tz.is_valid_zone(zone):
+            zone = "UTC"
+        moves.setdefault(int(object_id), []).append(
+            ical.Move(at=was[0], on_date=was[1], zone=zone, changed_at=changed_at)
+        )
+    return {pk: tuple(found) for pk, found in moves.items()}
+
+
+def _guarded(make, row, **kwargs) -> ical.CalendarEvent | None:
+    """One event, or None (logged) when its stored data cannot make one: a feed never
+    fails because of one odd row (an instant at the ends of ``datetime`` that the writer
+    cannot even show in UTC). Instants outside 1970-2099 that can be shown are shown in
+    UTC by the writer itself (feeds/ical.py ``_shown_zone``)."""
+    try:
+        return make(row, **kwargs)
+    except (OverflowError, ValueError):
+        logger.warning(
+            "feed: %s #%s left out: its stored data cannot be written", type(row).__name__, row.pk, exc_info=True
+        )
+        return None
+
+
 def feed_build(scope: FeedScope) -> BuiltFeed:
-    """Render the feed: 3 queries (releases, milestones, KEP) plus 2 when it has
-    extension events (requests, effective deadlines), however many events."""
+    """Render the feed: 4 queries (releases, milestones, their moves, KEP) plus 2 when it
+    has extension events (requests, effective deadlines), however many events."""
     host, site_url = settings.SITE_HOST, settings.SITE_URL
     releases = list(scope.releases.order_by("start_date", "slug"))
     milestones = list(
@@ -215,7 +273,23 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
     kep = None
     if scope.kind == "kep":
         kep = Enhancement.objects.filter(number=scope.number).first()
-    events = [ical.milestone_event(m, host=host, site_url=site_url) for m in milestones]
+    moves = milestone_moves(milestones)
+    weeks: dict[int, int] = {}  # release id -> its schedule's highest week
+    for m in milestones:
+        if m.week is not None:
+            weeks[m.release_id] = max(weeks.get(m.release_id, 0), m.week)
+    events = []
+    for m in milestones:
+        event = _guarded(
+            ical.milestone_event,
+            m,
+            host=host,
+            site_url=site_url,
+            moves=moves.get(m.pk, ()),
+            weeks=weeks.get(m.release_id),
+        )
+        if event is not None:
+            events.append(event)
     stamps = [r.updated_at for r in releases] + [m.updated_at for m in milestones]
     if scope.requests is not None:
         revision_count = Subquery(
@@ -238,9 +312,16 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
         )
         for request in requests:
             deadline = deadlines.get((request.enhancement_id, request.milestone_id))
-            event = ical.extension_event(
-                request, revisions=request.revision_count or 1, deadline=deadline, host=host, site_url=site_url
+            event = _guarded(
+                ical.extension_event,
+                request,
+                revisions=request.revision_count or 1,
+                deadline=deadline,
+                host=host,
+                site_url=site_url,
             )
+            if event is None:
+                continue
             events.append(event)
             stamps.append(event.last_modified)
     events = publish(events)

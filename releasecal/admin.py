@@ -381,6 +381,7 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
         "zone",
         "when",
         "wall_time_set",
+        "week",
         "description",
         "link",
         "cancelled",

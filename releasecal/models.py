@@ -165,6 +165,7 @@ class Milestone(models.Model):
         "description",
         "link",
         "cancelled",
+        "week",
     )
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="milestones")
@@ -185,6 +186,11 @@ class Milestone(models.Model):
     link = models.URLField(blank=True, max_length=500)
     sequence = models.PositiveIntegerField(default=0)
     cancelled = models.BooleanField(default=False)
+    week = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Week of the release cycle, as the schedule's Week column says ('week 5'); empty when it has none.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -522,6 +522,12 @@ def render_date(day: dt.date) -> str:
     return _day(day)
 
 
+def render_day_of_change(day: dt.date) -> str:
+    """``26 June 2024``: the day something was changed, beside a deadline's own words
+    ("Moved from 19:00 PDT Wednesday 10 July 2024 on 26 June 2024")."""
+    return f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
+
+
 def render_with_aoe(instant: dt.datetime, zone: str) -> str:
     """Native, UTC and AoE, the three a deadline message shows (deadline wording)."""
     parts = [render_deadline(instant, zone)]

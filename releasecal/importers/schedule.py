@@ -1049,6 +1049,12 @@ def _release_upsert(spec: ReleaseSpec, result: ImportResult) -> Release:
     return release
 
 
+def week_number(text: str) -> int | None:
+    """The number of the Week column's ``week 5`` (None when the cell says no week)."""
+    match = re.fullmatch(r"week\s*(\d{1,2})", text.strip(), re.I)
+    return int(match[1]) if match else None
+
+
 def _apply(parsed: ParsedSchedule, result: ImportResult, actor_label: str, source: str = "input") -> None:
     kinds = {k.slug: k for k in MilestoneKind.objects.all()}
     unknown = sorted({m.kind for spec in parsed.releases for m in spec.milestones if m.kind not in kinds})
@@ -1076,6 +1082,7 @@ def _apply(parsed: ParsedSchedule, result: ImportResult, actor_label: str, sourc
             milestone.zone = item.zone or spec.zone
             milestone.description, milestone.link = item.description, item.link
             milestone.cancelled = item.cancelled
+            milestone.week = week_number(item.week)
             counts = result.per_release[spec.slug]
             if stored is not None and milestone_snapshot(milestone) == stored:
                 # Exactly what is stored (and was validated when stored): nothing to save.

@@ -111,7 +111,7 @@ def test_all_feed_lists_every_release(release, kinds):
     aoe_release(kinds)
     text = get("/calendar/all.ics?since=2020").content.decode()
     assert "SUMMARY:[1.31] Code Freeze\r\n" in text
-    assert "SUMMARY:[1.35] Code Freeze (AoE)\r\n" in text
+    assert "SUMMARY:[1.35] Code Freeze (end of Thursday 6 November 2025 AoE)\r\n" in text
 
 
 # ----------------------------------------------------------------- never stale
@@ -315,7 +315,7 @@ def test_a_personal_feed_has_my_keps_and_the_releases_i_lead(owner, release, kin
     text = response.content.decode()
     assert f"UID:releasecal-extension-{pending_request.pk}@releasecal.local" in text
     assert "SUMMARY:[1.31] Code Freeze\r\n" in text
-    assert "SUMMARY:[1.35] Code Freeze (AoE)\r\n" in text
+    assert "SUMMARY:[1.35] Code Freeze (end of Thursday 6 November 2025 AoE)\r\n" in text
 
 
 def test_the_token_is_stored_only_as_its_sha256(owner):

@@ -17,6 +17,7 @@ from exceptions.services import (
     exception_request_reject,
     exception_request_withdraw,
 )
+from feeds import ical
 from feeds.vtimezone import vtimezone
 from releasecal import tz
 from releasecal.services import milestone_cancel, milestone_save
@@ -160,7 +161,7 @@ def test_a_cancelled_milestone_stays_in_the_feed_as_cancelled(release, code_free
     milestone_cancel(milestone=code_freeze)
     event = events(fetch("/calendar/1.31.ics"))[uid]
     assert str(event["STATUS"]) == "CANCELLED"
-    assert int(event["SEQUENCE"]) == 1
+    assert int(event["SEQUENCE"]) == 1 + ical.SEQUENCE_FORMAT
     assert "removed from the schedule" in str(event["DESCRIPTION"])
 
 
@@ -171,8 +172,8 @@ def test_an_aoe_deadline_uses_etc_gmt_plus_12_and_says_aoe(kinds):
     event = raw_event(body, f"releasecal-milestone-{code_freeze.pk}@releasecal.local")
     # End of day 6 November AoE = 7 November 00:00 AoE = 7 November 12:00 UTC.
     assert "DTSTART;TZID=Etc/GMT+12:20251107T000000" in event
-    assert "SUMMARY:[1.35] Code Freeze (AoE)" in event
-    assert "00:00 AoE Friday 7 November 2025 (12:00 UTC Friday 7 November 2025)" in event.replace("\\", "")
+    assert "SUMMARY:[1.35] Code Freeze (end of Thursday 6 November 2025 AoE)" in event
+    assert "end of Thursday 6 November 2025 AoE (12:00 UTC Friday 7 November 2025)" in event.replace("\\", "")
     vtimezone = next(t for t in parse(body).walk("VTIMEZONE") if str(t["TZID"]) == "Etc/GMT+12")
     standard = vtimezone.walk("STANDARD")
     assert [str(s["TZNAME"]) for s in standard] == ["AoE"]
@@ -189,7 +190,7 @@ def extension_uid(request) -> str:
 def test_a_pending_request_is_a_tentative_event(release, kep, pending_request):
     event = events(fetch("/calendar/kep/2400.ics"))[extension_uid(pending_request)]
     assert str(event["STATUS"]) == "TENTATIVE"
-    assert int(event["SEQUENCE"]) == 0
+    assert int(event["SEQUENCE"]) == 0 + ical.SEQUENCE_FORMAT
     assert "pending" in str(event["SUMMARY"])
 
 
@@ -203,11 +204,14 @@ def test_an_approved_request_shows_the_granted_time_names_the_freeze_and_has_its
     body = fetch("/calendar/kep/2400.ics")
     event = events(body)[extension_uid(pending_request)]
     assert str(event["STATUS"]) == "CONFIRMED"
-    assert int(event["SEQUENCE"]) == 1
+    assert int(event["SEQUENCE"]) == 1 + ical.SEQUENCE_FORMAT
     assert "DTSTART;TZID=Europe/Berlin:20240726T180000" in raw_event(body, extension_uid(pending_request))
     assert {str(t["TZID"]) for t in parse(body).walk("VTIMEZONE")} == {"America/Los_Angeles", "Europe/Berlin"}
     description = str(event["DESCRIPTION"])
-    assert "Original Code Freeze: 19:00 PDT Tuesday 23 July 2024" in description
+    assert (
+        "Original Code Freeze: 19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024) "
+        "/ 14:00 AoE Tuesday 23 July 2024"
+    ) in description
     assert "Extended deadline: 18:00 CEST Friday 26 July 2024 (16:00 UTC Friday 26 July 2024)" in description
     # The milestone keeps its own event and UID.
     assert f"releasecal-milestone-{code_freeze.pk}@releasecal.local" in events(body)

@@ -34,7 +34,7 @@ function readFeed(path) {
 
   const events = root.getAllSubcomponents("vevent").map((vevent) => {
     const event = new ICAL.Event(vevent);
-    const hasEnd = vevent.hasProperty("dtend");
+    const hasEnd = vevent.hasProperty("dtend") || vevent.hasProperty("duration");
     return {
       uid: event.uid,
       summary: event.summary,
