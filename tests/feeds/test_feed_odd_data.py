@@ -10,6 +10,8 @@ event is there as usual."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import subprocess
 
 import icalendar
 import pytest
@@ -23,6 +25,8 @@ from feeds.services import feed_token_create
 from releasecal.models import Enhancement, EnhancementOwner, Milestone
 from releasecal.services import enhancement_upsert, milestone_create, tracking_set
 from tests.feeds.test_ical_clients import node_binary, run_icaljs
+from tests.feeds.test_ical_span import LIBICAL_CHECK, system_python_with_libical
+from tests.support.paths import ROOT
 
 YEAR_ONE = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
 YEAR_9999 = dt.datetime(9999, 12, 31, 23, 0, tzinfo=dt.UTC)
@@ -126,3 +130,19 @@ def test_the_deleted_kep_is_left_out_and_the_rest_is_there(odd):
         text = Client().get(path).content.decode().replace("\r\n ", "")
         assert "KEP-2600" not in text, path
     assert Client().get("/calendar/kep/2600.ics").status_code == 404
+
+
+def test_libical_finds_no_error_in_the_odd_feeds_with_and_without_alarms(odd, tmp_path):
+    """VALARM, DURATION:P0D and UTC instants in year 1 and 9999 pass libical's checks."""
+    python = system_python_with_libical()
+    files = {}
+    for index, path in enumerate(odd["paths"]):
+        for query in ("", "&alarm=1d,2h" if "?" in path else "?alarm=1d,2h"):
+            file = tmp_path / f"feed-{index}-{len(query)}.ics"
+            file.write_bytes(Client().get(path + query).content)
+            files[str(file)] = path + query
+    result = subprocess.run([python, str(LIBICAL_CHECK), *files], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    found = {files[file]: errors for file, errors in json.loads(result.stdout).items()}
+    assert len(found) == 2 * len(odd["paths"])
+    assert {path: errors for path, errors in found.items() if errors} == {}
