@@ -252,6 +252,11 @@ class ProposedDecision(models.Model):
     granted_text = models.CharField(max_length=300, blank=True)
     granted_until = models.DateTimeField(null=True, blank=True, help_text="Empty when the text is ambiguous")
     granted_zone = ZoneField(blank=True)
+    # granted_until as a wall clock in granted_zone, as read (WallTimeField): confirming
+    # after a tzdata change grants the wall time read, not the instant read under old rules.
+    granted_wall = WallTimeField(
+        null=True, blank=True, editable=False, help_text="granted_until as read, on the wall clock of granted_zone"
+    )
     warnings = models.JSONField(default=list, blank=True)
     readings = models.JSONField(default=list, blank=True, help_text="Every reading of the deadline text")
     author_name = models.CharField(max_length=200, blank=True, help_text="Who wrote the reply")

@@ -664,12 +664,17 @@ def proposed_decision_create(
             f"Exception request #{request.pk} already has a proposed decision waiting; confirm or dismiss it first.",
             extra={"request": request.pk},
         )
+    granted_until = tz.check_plausible(granted_until, field="granted_until") if granted_until else None
+    granted_zone = tz.normalize_zone_name(granted_zone) if granted_zone else ""
     proposal = ProposedDecision.objects.create(
         request=request,
         outcome=outcome,
         granted_text=granted_text[:300],
-        granted_until=tz.check_plausible(granted_until, field="granted_until") if granted_until else None,
-        granted_zone=tz.normalize_zone_name(granted_zone) if granted_zone else "",
+        granted_until=granted_until,
+        granted_zone=granted_zone,
+        granted_wall=(
+            wall_time_record(instant=granted_until, zone=granted_zone) if granted_until and granted_zone else None
+        ),
         warnings=list(warnings or []),
         readings=list(readings or []),
         author_name=author_name[:200],
@@ -716,6 +721,10 @@ def proposed_decision_confirm(
     note = note or f"Confirmed from the thread: {proposal.granted_text or proposal.outcome}"
     if proposal.outcome == Decision.Outcome.APPROVED:
         until = granted_until or proposal.granted_until
+        if granted_until is None and proposal.granted_until and proposal.granted_wall and proposal.granted_zone:
+            # The wall time read, under the zone rules now in force (a tzdata upgrade
+            # since the reply was read moves the instant, not the wall time).
+            until, _ = tz.instant_for_wall(proposal.granted_wall, proposal.granted_zone, proposal.granted_until)
         if until is None and proposal.granted_text:
             raise ValidationFailed(
                 f"The reply's deadline {proposal.granted_text!r} could not be read unambiguously; "

@@ -459,3 +459,27 @@ def test_the_admin_shows_the_wall_time_set_and_says_when_the_rules_moved_it(unde
         '<div class="readonly">09:00 Thursday 1 June 2028 Test/Dropland; ends 17:00 Monday 5 June 2028 '
         "Test/Dropland</div>"
     ) in client.get(window).content.decode()
+
+
+def test_a_proposal_confirmed_after_the_upgrade_grants_the_wall_time_read(under_old_rules, schedule, requester):
+    from exceptions.services import proposed_decision_confirm, proposed_decision_create
+
+    release, zone = schedule["freeze"].release, "Test/Dropland"
+    kep = enhancement_upsert(number=4343, title="Another", owning_sig="node")
+    tracking_set(release=release, enhancement=kep, stage="alpha")
+    request = exception_request_submit(
+        enhancement=kep, milestone=schedule["freeze"], requester=requester, fields=RequestFields(days=3)
+    )
+    proposal = proposed_decision_create(
+        request=request,
+        outcome="approved",
+        source_text="Approved until 19:00 Sunday 16 July 2028.",
+        granted_text="19:00 Sunday 16 July 2028",
+        granted_until=wall("2028-07-16 19:00", zone),
+        granted_zone=zone,
+    )
+    assert (proposal.granted_until, proposal.granted_wall) == (utc("2028-07-17 02:00"), dt.datetime(2028, 7, 16, 19))
+    use_rules(under_old_rules.new)
+    decision = proposed_decision_confirm(proposal=proposal, actor=release.team.get())
+    decision.refresh_from_db()
+    assert (decision.granted_until, decision.granted_wall) == (utc("2028-07-17 03:00"), dt.datetime(2028, 7, 16, 19))

@@ -1,4 +1,4 @@
-"""Migrations releasecal 0007, 0008 and exceptions 0007: existing deadlines get their wall
+"""Migrations releasecal 0007, 0008 and exceptions 0007, 0008: existing deadlines get their wall
 time from their instant and zone under the zone rules of the running tzdata (issue 11)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("releasecal", "0006_release_team_and_sig_leads"), ("exceptions", "0006_requester_email")]
-AFTER = [("releasecal", "0008_release_hard_stop_wall"), ("exceptions", "0007_decision_granted_wall")]
+AFTER = [("releasecal", "0008_release_hard_stop_wall"), ("exceptions", "0008_proposed_decision_granted_wall")]
 
 
 def utc(text: str) -> dt.datetime:
@@ -58,6 +58,14 @@ def test_existing_deadlines_get_the_wall_time_of_their_instant_in_their_zone():
         release=release, enhancement=Enhancement.objects.create(number=2401, title="Other", owning_sig="node"),
         milestone=window, state="approved", submitted_at=utc("2024-07-24 03:00"),
     )  # fmt: skip
+    Proposal = apps.get_model("exceptions", "ProposedDecision")
+    proposal = Proposal.objects.create(
+        request=unrecorded_request, outcome="approved", source_text="ok until 18:00 PST",
+        granted_until=utc("2024-07-27 01:00"), granted_zone="America/Los_Angeles", state="dismissed",
+    )  # fmt: skip
+    unreadable = Proposal.objects.create(
+        request=unrecorded_request, outcome="approved", source_text="?", state="dismissed"
+    )
     unrecorded = Decision.objects.create(
         request=unrecorded_request, outcome="approved", decided_at=utc("2024-07-24 04:00")
     )
@@ -77,6 +85,11 @@ def test_existing_deadlines_get_the_wall_time_of_their_instant_in_their_zone():
         window.pk: (dt.datetime(2024, 7, 23, 19, 0), dt.datetime(2024, 12, 9, 19, 0)),  # PDT, then PST
         aoe.pk: (dt.datetime(2025, 2, 11, 0, 0), None),
         dated.pk: (None, None),
+    }
+    Proposal = apps.get_model("exceptions", "ProposedDecision")
+    assert dict(Proposal.objects.values_list("pk", "granted_wall")) == {
+        proposal.pk: dt.datetime(2024, 7, 26, 18, 0),
+        unreadable.pk: None,
     }
     assert dict(Decision.objects.values_list("pk", "granted_wall")) == {
         granted.pk: dt.datetime(2024, 7, 26, 9, 0),  # CEST
