@@ -28,6 +28,7 @@ from django.test import Client
 
 from exceptions.models import Decision
 from exceptions.services import RequestFields, exception_request_approve, exception_request_submit
+from feeds import ical
 from releasecal import tz
 from releasecal.models import AuditLog, Milestone, Release
 from releasecal.services import enhancement_upsert, milestone_create, milestone_save, release_save, tracking_set
@@ -348,29 +349,30 @@ def test_apply_saves_the_new_instants_with_the_wall_times_kept_and_a_second_run_
     # Before --apply the new rules show the stale instants an hour off the wall time set
     # (18:00 PST); after it, the wall time set (19:00) at a higher SEQUENCE. The past
     # and the instants the new rules did not move are as they were.
+    F = ical.SEQUENCE_FORMAT  # the writer-format part of every SEQUENCE
     shown = {summary: (event["DTSTART"], event["SEQUENCE"]) for summary, event in events_before.items()}
     assert shown == {
-        "[1.99] Old docs freeze": ("20250602T110000", 0),
-        "[1.99] Shifted docs freeze": ("20270301T110000", 0),
-        "[1.99] Docs Freeze": ("20270708T190000", 0),
-        "[1.99] Code Freeze": ("20280601T080000", 0),
-        "[1.99] Enhancements Freeze": ("20280713T180000", 0),
-        "[1.99] Enhancements Freeze extended for KEP-4242": ("20280716T180000", 1),
-        "[1.99] rc.0": ("20281207T100000", 0),
-        "[1.99] Fold freeze": ("20271107T013000", 0),
-        "[1.99] Gap freeze": ("20290311T013000", 0),
+        "[1.99] Old docs freeze": ("20250602T110000", F + 0),
+        "[1.99] Shifted docs freeze": ("20270301T110000", F + 0),
+        "[1.99] Docs Freeze": ("20270708T190000", F + 0),
+        "[1.99] Code Freeze": ("20280601T080000", F + 0),
+        "[1.99] Enhancements Freeze": ("20280713T180000", F + 0),
+        "[1.99] Enhancements Freeze extended for KEP-4242": ("20280716T180000", F + 1),
+        "[1.99] rc.0": ("20281207T100000", F + 0),
+        "[1.99] Fold freeze": ("20271107T013000", F + 0),
+        "[1.99] Gap freeze": ("20290311T013000", F + 0),
     }
     shown = {summary: (event["DTSTART"], event["SEQUENCE"]) for summary, event in events_after.items()}
     assert shown == {
-        "[1.99] Old docs freeze": ("20250602T110000", 0),
-        "[1.99] Shifted docs freeze": ("20270301T120000", 1),
-        "[1.99] Docs Freeze": ("20270708T190000", 0),
-        "[1.99] Code Freeze": ("20280601T090000", 1),
-        "[1.99] Enhancements Freeze": ("20280713T190000", 1),
-        "[1.99] Enhancements Freeze extended for KEP-4242": ("20280716T190000", 2),
-        "[1.99] rc.0": ("20281207T100000", 0),
-        "[1.99] Fold freeze": ("20271107T013000", 0),
-        "[1.99] Gap freeze": ("20290311T030000", 1),
+        "[1.99] Old docs freeze": ("20250602T110000", F + 0),
+        "[1.99] Shifted docs freeze": ("20270301T120000", F + 1),
+        "[1.99] Docs Freeze": ("20270708T190000", F + 0),
+        "[1.99] Code Freeze": ("20280601T090000", F + 1),
+        "[1.99] Enhancements Freeze": ("20280713T190000", F + 1),
+        "[1.99] Enhancements Freeze extended for KEP-4242": ("20280716T190000", F + 2),
+        "[1.99] rc.0": ("20281207T100000", F + 0),
+        "[1.99] Fold freeze": ("20271107T013000", F + 0),
+        "[1.99] Gap freeze": ("20290311T030000", F + 1),
     }
     assert events_after["[1.99] Enhancements Freeze"]["instant"] == utc("2028-07-14 03:00")
     assert events_after["[1.99] Enhancements Freeze extended for KEP-4242"]["instant"] == utc("2028-07-17 03:00")
