@@ -4,10 +4,11 @@ Slack accepts about one message per second per channel and answers 429 beyond it
 post to a Slack target (a channel id, a DM's user id, a webhook URL) takes a slot: a
 one-second window of wall-clock time with room for ``REMINDERS_SLACK_CHANNEL_RATE``
 messages. A slot is taken with ``cache.add`` + ``cache.incr`` (public cache API: atomic
-on Redis, so every worker process shares one count per window and target). A send that
-finds the current second full reserves the first later second with room and is queued
-again with a countdown to it: the worker is free meanwhile, and the sends waiting for
-one channel go out one per second instead of all retrying every second.
+on Redis, so every worker process shares one count per window and target). The sweep
+reserves each Slack post's second when it queues it, with a countdown to that second:
+the task posts in it without reserving again, and the sends of one channel go out one
+per second. (A send queued without a second, or woken after it with the current one
+taken, reserves the first later second with room and is queued again.)
 
 After a 429 the windows of its ``Retry-After`` are marked full, so no worker posts to
 that target before Slack said it may. A cache that does not answer lets the post through

@@ -347,11 +347,17 @@ def delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str:
     return deliveries_send(delivery_ids=[delivery_id], now=now)
 
 
+# Where in its reserved second a queued send wakes: the middle, so a worker's start-up
+# delay and the post's own travel stay inside that second (Slack counts by arrival).
+SLOT_AIM_SECONDS = 0.5
+
+
 def _requeue(delivery_ids: list[int], slot: float, countdown: float) -> None:
-    """Queue the send again for its reserved second (a countdown of at most
+    """Queue the send for its reserved second (a countdown of at most
     REMINDERS_SLACK_MAX_WAIT_SECONDS, far below the broker's visibility timeout)."""
     args = [delivery_ids[0] if len(delivery_ids) == 1 else delivery_ids]
-    current_app.tasks[SEND_TASK].apply_async(args=args, kwargs={"slot": slot}, countdown=max(0.0, countdown))
+    countdown = max(0.0, countdown + SLOT_AIM_SECONDS)
+    current_app.tasks[SEND_TASK].apply_async(args=args, kwargs={"slot": slot}, countdown=countdown)
 
 
 def _wait_for_turn(
@@ -605,6 +611,42 @@ def _enqueue_one(delivery_id: int) -> None:
     current_app.tasks[SEND_TASK].delay(delivery_id)
 
 
+# How far ahead of the sweep's clock its reservations start: the first row of a channel
+# gets the next second, not the rest of the current one (which publishing may outlast).
+SWEEP_SLOT_LEAD_SECONDS = 1.0
+
+
+def _slack_targets(ids: list[int]) -> dict[int, str]:
+    """The Slack target (``ratelimit.target_key``) of each row of ``ids`` that posts to
+    Slack, in one query."""
+    if settings.REMINDERS_SLACK_CHANNEL_RATE <= 0 or not ids:
+        return {}
+    targets = {}
+    for row in Delivery.objects.filter(pk__in=ids).select_related("channel").only("pk", "recipient", "channel"):
+        key = ratelimit.target_key(row.channel, row.recipient)
+        if key is not None:
+            targets[row.pk] = key
+    return targets
+
+
+def _enqueue_in_turn(group: list[int], key: str | None) -> bool:
+    """Queue one send (a row or a digest). A Slack post reserves its channel's second
+    here, once, and is queued with a countdown to it (at most
+    REMINDERS_SLACK_MAX_WAIT_SECONDS); the task posts in that second without reserving
+    again. False when no second within that wait has room: the rows are left to a later
+    sweep (the caller sets their ``next_attempt_at``)."""
+    arg = group[0] if len(group) == 1 else group
+    if key is None:
+        _enqueue_one(arg)
+        return True
+    clock = time.time()
+    slot = ratelimit.reserve(key, now=clock + SWEEP_SLOT_LEAD_SECONDS)
+    if slot is None:
+        return False
+    _requeue(group, slot, slot - time.time())
+    return True
+
+
 def _enqueue_all(ids: list[int]) -> None:
     for delivery_id in ids:
         _enqueue_one(delivery_id)
@@ -622,6 +664,9 @@ def deliveries_sweep(
     3. Requests pending too long get their one nudge.
     4. Due pending rows are marked queued and one send task per digest (the rows due
        for one channel or address whose rules may be combined; else per row) is queued.
+       A Slack post's second is reserved here, once, and its task queued with a
+       countdown to it; rows with no second free within REMINDERS_SLACK_MAX_WAIT_SECONDS
+       wait (``next_attempt_at``) for a later sweep.
        A row queued less than ``REMINDERS_REQUEUE_SECONDS`` ago is not queued again: a
        lost broker message costs at most that long.
     """
@@ -630,18 +675,30 @@ def deliveries_sweep(
     result.reclaimed, result.missed = _reclaim_and_miss(now=now)
     result.nudged = _nudge(now)
     ids = _mark_due_queued(now=now, limit=limit)
-    enqueue = enqueue or _enqueue_one
+    # Queued to the broker by the sweep itself: each Slack post's second is reserved
+    # here (an injected ``enqueue`` gets the ids alone and the send reserves its own).
+    targets = _slack_targets(ids) if enqueue is None else {}
     failed: list[int] = []
+    later: list[int] = []
     for group in digest_groups(ids):
         try:
-            # One task per digest: its ids (a lone row: its id, as before).
-            enqueue(group[0] if len(group) == 1 else group)
+            if enqueue is not None:
+                # One task per digest: its ids (a lone row: its id, as before).
+                enqueue(group[0] if len(group) == 1 else group)
+            elif not _enqueue_in_turn(group, targets.get(group[0])):
+                later.extend(group)
         except Exception:  # broker down: the rows are queued again by a later sweep
             log.warning("could not queue deliveries %s", group, exc_info=True)
             failed.extend(group)
     if failed:
         Delivery.objects.filter(pk__in=failed, state=State.PENDING).update(queued_at=None)
-    result.queued = [i for i in ids if i not in set(failed)]
+    if later:  # their channel's seconds are reserved as far as we wait: a later sweep
+        wait = dt.timedelta(seconds=settings.REMINDERS_SLACK_MAX_WAIT_SECONDS)
+        Delivery.objects.filter(pk__in=later, state=State.PENDING).update(
+            queued_at=None, next_attempt_at=now + wait, updated_at=now
+        )
+    skipped = set(failed) | set(later)
+    result.queued = [i for i in ids if i not in skipped]
     result.enqueue_failed = len(failed)
     return result
 

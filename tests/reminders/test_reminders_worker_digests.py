@@ -8,6 +8,8 @@ clock starts once its worker answers a ping; no fixed sleeps."""
 from __future__ import annotations
 
 import datetime as dt
+import math
+import time
 import uuid
 
 import pytest
@@ -15,10 +17,11 @@ import pytest
 from releasecal import tz
 from releasecal.models import MilestoneKind
 from releasecal.services import milestone_cancel, milestone_create
-from reminders import services
+from reminders import ratelimit, services
 from reminders.models import Delivery, ReminderRule
 from tests.support.fake_slack import FakeSlack
 from tests.support.pg import require_postgres
+from tests.support.redis_cache import redis_cache_at
 from tests.support.reminder_workers import Worker, own_queue, purge_broker, wait_for
 from tests.support.reminders_helpers import channel, future_release, hour_from_now, redis_url_or_skip
 
@@ -163,3 +166,55 @@ def test_a_failed_digest_is_retried_as_a_whole(broker, kinds, fake_slack, worker
     assert len(delivered) == 1  # the retry is one message again, with all six
     assert delivered[0].data["blocks"][0]["text"]["text"] == "*6 reminders*"
     assert {r.attempts for r in Delivery.objects.filter(pk__in=ids)} == {2}
+
+
+def test_a_burst_that_may_not_be_combined_goes_out_at_the_channels_rate(broker, kinds, fake_slack, settings, workers):
+    """12 rows on 3 webhooks, rules that may not be combined, the fake Slack's limit on:
+    the sweep reserves each row's second once and queues it with a countdown to it, so
+    each channel drains at its rate (4 rows: about 4 s), every row once, no 429."""
+    fake_slack.rate_limit = 1
+    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    per_channel, channels = 4, 3
+    release = future_release(freeze_at=hour_from_now(20))
+    freeze = MilestoneKind.objects.get(slug="code-freeze")
+    milestone = release.milestones.get(kind=freeze)
+    now = tz.utc_now()
+    hooks, rows = [], []
+    for c in range(channels):
+        hook = channel("slack_webhook", f"burst-{c}", url=fake_slack.webhook_url(f"burst-{uuid.uuid4().hex[:8]}"))
+        rule = ReminderRule.objects.create(name=f"burst {c}", offsets="1m", channel=hook, combine=False)
+        hooks.append(hook)
+        rows += [
+            Delivery(
+                rule=rule,
+                milestone=milestone,
+                channel=hook,
+                offset=f"{n}m",
+                recipient="",
+                deadline_at=now + dt.timedelta(minutes=n),
+                deadline_zone=milestone.zone,
+                due_at=now - dt.timedelta(seconds=1),
+            )
+            for n in range(1, per_channel + 1)
+        ]
+    Delivery.objects.bulk_create(rows)
+    ids = list(Delivery.objects.filter(channel__in=hooks).values_list("pk", flat=True))
+    prefix = f"test-burst-{uuid.uuid4().hex[:12]}"
+    with redis_cache_at(broker, prefix):  # one rate-limit count for the sweep and the worker
+        workers(broker=broker, name="burst", concurrency=2, env={"REDIS_URL": broker, "CACHE_KEY_PREFIX": prefix})
+        swept = time.time()
+        result = services.deliveries_sweep()
+        assert sorted(result.queued) == sorted(ids)  # one task each (none combined)
+        # The sweep reserved each row's second: the channel's next free one is after them.
+        last_slot = math.floor(swept + services.SWEEP_SLOT_LEAD_SECONDS) + per_channel - 1
+        assert ratelimit.reserve(ratelimit.target_key(hooks[0], ""), now=swept) > last_slot
+        # Each channel's rows one per second from the sweep's lead on, plus a loaded
+        # machine's allowance of as long again.
+        bound = services.SWEEP_SLOT_LEAD_SECONDS + 2 * per_channel / settings.REMINDERS_SLACK_CHANNEL_RATE + 2
+        assert wait_for(lambda: set(_states(ids).values()) == {State.SENT}, timeout=60)
+    assert fake_slack.received == dict.fromkeys(ids, 1)
+    stats = fake_slack.stats()
+    assert (stats["duplicates"], stats["rate_limited"]) == (0, 0)
+    latest = max(Delivery.objects.filter(pk__in=ids).values_list("sent_at", flat=True))
+    assert latest.timestamp() - swept <= bound
+    assert {r.attempts for r in Delivery.objects.filter(pk__in=ids)} == {1}
