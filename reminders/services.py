@@ -347,9 +347,10 @@ def delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str:
     return deliveries_send(delivery_ids=[delivery_id], now=now)
 
 
-# Where in its reserved second a queued send wakes: the middle, so a worker's start-up
-# delay and the post's own travel stay inside that second (Slack counts by arrival).
-SLOT_AIM_SECONDS = 0.5
+# Where in its reserved second a queued send wakes: just inside it (a timer firing a
+# hair early would queue it again), leaving the rest of the second for the worker's
+# start-up and the post's travel (Slack counts a post in the second it arrives).
+SLOT_AIM_SECONDS = 0.05
 
 
 def _requeue(delivery_ids: list[int], slot: float, countdown: float) -> None:
