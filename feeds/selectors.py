@@ -21,12 +21,12 @@ import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision
 from exceptions.selectors import effective_deadlines
-from feeds import ical
+from feeds import ical, options
 from feeds.models import FeedToken
 from feeds.published import publish
 from feeds.services import feed_token_hash
@@ -246,6 +246,31 @@ def milestone_moves(milestones: list[Milestone]) -> dict[int, tuple[ical.Move, .
     return {pk: tuple(found) for pk, found in moves.items()}
 
 
+def _all_feed_left_at(since: dt.date, *, released: list[int]) -> list[dt.datetime]:
+    """When all.ics last lost a release, for Last-Modified: a client that revalidates with
+    If-Modified-Since only must not get a 304 after a release left the feed, though no
+    row the feed still shows changed. Two ways out: the two-year window passed its last
+    milestone (it left at 00:00 UTC of the day after that milestone's day, two years on:
+    the first day whose default cutoff is after it), or a milestone was moved before the
+    cutoff (its ``updated_at``). One query."""
+    left = Milestone.objects.exclude(release__in=released).aggregate(
+        at=Max("at"), ends_at=Max("ends_at"), on_date=Max("on_date"), ends_on=Max("ends_on"), edited=Max("updated_at")
+    )
+    stamps = [left["edited"]] if left["edited"] else []
+    days = [tz.to_utc(left[k]).date() for k in ("at", "ends_at") if left[k]]
+    days += [left[k] for k in ("on_date", "ends_on") if left[k]]
+    days = [d for d in days if d < since]
+    if days:
+        after = max(days) + dt.timedelta(days=1)
+        try:
+            gone = after.replace(year=after.year + options.DEFAULT_YEARS)
+        except ValueError:  # 29 February: the cutoff reaches past it on 1 March
+            gone = dt.date(after.year + options.DEFAULT_YEARS, 3, 1)
+        if gone <= tz.utc_now().date():
+            stamps.append(dt.datetime.combine(gone, dt.time(), tzinfo=dt.UTC))
+    return stamps
+
+
 def _guarded(make, row, **kwargs) -> ical.CalendarEvent | None:
     """One event, or None (logged) when its stored data cannot make one: a feed never
     fails because of one odd row (an instant at the ends of ``datetime`` that the writer
@@ -262,7 +287,8 @@ def _guarded(make, row, **kwargs) -> ical.CalendarEvent | None:
 
 def feed_build(scope: FeedScope) -> BuiltFeed:
     """Render the feed: 4 queries (releases, milestones, their moves, KEP) plus 2 when it
-    has extension events (requests, effective deadlines), however many events."""
+    has extension events (requests, effective deadlines) and 1 for all.ics (when it last
+    lost a release), however many events."""
     host, site_url = settings.SITE_HOST, settings.SITE_URL
     releases = list(scope.releases.order_by("start_date", "slug"))
     milestones = list(
@@ -291,6 +317,8 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
         if event is not None:
             events.append(event)
     stamps = [r.updated_at for r in releases] + [m.updated_at for m in milestones]
+    if scope.kind == "all" and scope.since is not None:
+        stamps += _all_feed_left_at(scope.since, released=[r.pk for r in releases])
     if scope.requests is not None:
         revision_count = Subquery(
             ExceptionRequestRevision.objects.filter(request=OuterRef("pk"))

@@ -205,6 +205,40 @@ def test_all_ics_holds_the_releases_whose_last_milestone_is_on_or_after_today_tw
     assert not any(s.startswith("[1.31]") for s in shown)
 
 
+def test_a_release_leaving_the_window_moves_last_modified(release, old_release, today):
+    """A client that revalidates with If-Modified-Since alone gets the feed without 1.31
+    the day 1.31 leaves it, though no row it still shows changed."""
+    from releasecal.models import Milestone
+
+    # Every row was last edited in 2024; 1.31's last milestone is Tuesday 13 August 2024.
+    edited = dt.datetime(2024, 8, 20, 9, 0, tzinfo=dt.UTC)
+    Release.objects.update(updated_at=edited)
+    Milestone.objects.update(updated_at=edited)
+    later = Release.objects.create(slug="1.40", name="v1.40", zone="UTC", start_date=dt.date(2026, 1, 5))
+    milestone_create(release=later, kind=release.milestones.first().kind, title="GA", on_date=dt.date(2026, 4, 1))
+    Release.objects.filter(pk=later.pk).update(updated_at=edited)
+    Milestone.objects.filter(release=later).update(updated_at=edited)
+    today(dt.date(2026, 8, 13))
+    first = get("/calendar/all.ics")
+    assert "[1.31] v1.31 released" in summaries(first.content)
+    assert first["Last-Modified"] == "Tue, 20 Aug 2024 09:00:00 GMT"
+    assert get("/calendar/all.ics", if_modified_since=first["Last-Modified"]).status_code == 304
+    today(dt.date(2026, 8, 14))
+    after = get("/calendar/all.ics", if_modified_since=first["Last-Modified"])
+    assert after.status_code == 200
+    assert not any(s.startswith("[1.31]") for s in summaries(after.content))
+    assert after["Last-Modified"] == "Fri, 14 Aug 2026 00:00:00 GMT"
+    assert get("/calendar/all.ics", if_modified_since=after["Last-Modified"]).status_code == 304
+    # A milestone moved before the cutoff takes its release out too: its edit is the time.
+    today(dt.date(2026, 9, 1))
+    Milestone.objects.filter(release=later).update(
+        on_date=dt.date(2024, 1, 1), updated_at=dt.datetime(2026, 8, 31, 12, 0, tzinfo=dt.UTC)
+    )
+    moved = get("/calendar/all.ics", if_modified_since=after["Last-Modified"])
+    assert moved.status_code == 200
+    assert moved["Last-Modified"] == "Mon, 31 Aug 2026 12:00:00 GMT"
+
+
 def test_a_timed_last_milestone_counts_from_00_00_utc_of_the_cutoff_day(kinds, today):
     late = Release.objects.create(slug="1.40", name="v1.40", zone="UTC", start_date=dt.date(2024, 1, 1))
     milestone_create(
