@@ -269,6 +269,9 @@ def test_a_send_waits_for_its_channels_second_without_claiming(kinds, bot, fake_
     requeued = []
     now = second.due_at
     assert services.delivery_send(delivery_id=first.pk, now=now) == "sent"
+    # The first send's second, and (as a loaded machine may cross into the next second
+    # before the send below) the next two, are taken.
+    ratelimit.hold(ratelimit.target_key(bot, ""), 3)
     result = services.deliveries_send(
         delivery_ids=[second.pk], now=now, requeue=lambda ids, slot, wait: requeued.append((ids, slot, wait))
     )
@@ -276,7 +279,7 @@ def test_a_send_waits_for_its_channels_second_without_claiming(kinds, bot, fake_
     ((ids, slot, wait),) = requeued
     assert ids == [second.pk]
     assert slot == math.floor(slot)  # a second of its own: the next free one
-    assert 0 < wait <= 2
+    assert 0 < wait <= 4
     second.refresh_from_db()
     assert (second.state, second.attempts) == (State.PENDING, 0)  # nothing claimed meanwhile
     while time.time() < slot:  # what the countdown does
@@ -323,7 +326,9 @@ def test_a_send_woken_after_its_second_takes_the_current_one_or_reserves_again(
     now = second.due_at
     missed_second = math.floor(time.time()) - 5.0  # a busy worker ran it five seconds late
     key = ratelimit.target_key(bot, "")
-    assert ratelimit.take_now(key) is True  # another send holds the current second
+    # Another send holds the current second; held for the next few too, so that the send
+    # below still finds its second taken when a loaded machine crosses into the next one.
+    ratelimit.hold(key, 5)
     requeued = []
     result = services.deliveries_send(
         delivery_ids=[first.pk], now=now, slot=missed_second, requeue=lambda *a: requeued.append(a)
