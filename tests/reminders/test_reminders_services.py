@@ -275,14 +275,15 @@ def three_zones(instant: dt.datetime, zone: str) -> str:
     July 2024 (02:00 UTC Wednesday 24 July 2024) / 14:00 AoE Tuesday 23 July 2024", and a
     midnight as "end of Wednesday 2 December 2026 PST"."""
 
-    def clock(info: ZoneInfo, label: str | None = None) -> str:
+    def clock(info: ZoneInfo, label: str | None = None, *, words: bool = True) -> str:
         local = instant.astimezone(info)
-        if (local.hour, local.minute) == (0, 0):  # midnight reads as the end of the day before
+        if words and (local.hour, local.minute) == (0, 0):  # midnight: the end of the day before
             day = local - dt.timedelta(days=1)
             return f"end of {day:%A} {day.day} {day:%B} {day.year} {label or local.tzname()}"
         return f"{local:%H:%M} {label or local.tzname()} {local:%A} {local.day} {local:%B} {local.year}"
 
-    return f"{clock(ZoneInfo(zone))} ({clock(ZoneInfo('UTC'))}) / {clock(ZoneInfo('Etc/GMT+12'), 'AoE')}"
+    # The UTC part beside the native one says the instant by its clock, midnight too.
+    return f"{clock(ZoneInfo(zone))} ({clock(ZoneInfo('UTC'), words=False)}) / {clock(ZoneInfo('Etc/GMT+12'), 'AoE')}"
 
 
 def _submit(release, kep, requester):
