@@ -169,3 +169,45 @@ def eager_celery():
     app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
     yield app
     app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+# Worker tests (tests/reminders, tests/notices): a real Celery worker on Redis.
+@pytest.fixture
+def celery_queue(request):
+    """A Celery queue of this test's own, named after its module."""
+    from tests.support.reminder_workers import own_queue
+
+    with own_queue(request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")) as queue:
+        yield queue
+
+
+@pytest.fixture
+def broker(celery_queue):
+    """The Redis broker's URL (PostgreSQL and Redis required); the test's queue is
+    emptied afterwards, and nothing else."""
+    from tests.support.pg import require_postgres
+    from tests.support.reminder_workers import purge_broker
+    from tests.support.reminders_helpers import redis_url_or_skip
+
+    require_postgres()
+    url = redis_url_or_skip("CELERY_BROKER_URL")
+    yield url
+    purge_broker(url, celery_queue)
+
+
+@pytest.fixture
+def workers(tmp_path, celery_queue):
+    """``workers(**kwargs)`` starts a worker on the test's queue and waits until it
+    answers a ping; every worker started is stopped afterwards."""
+    from tests.support.reminder_workers import Worker
+
+    started = []
+
+    def start(**kwargs):
+        worker = Worker(log_dir=tmp_path, queue=celery_queue, **kwargs)
+        started.append(worker)
+        return worker.wait_ready()
+
+    yield start
+    for worker in started:
+        worker.stop()

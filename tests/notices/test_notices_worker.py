@@ -11,9 +11,7 @@ from releasecal import tz
 from releasecal.models import EnhancementOwner
 from releasecal.services import milestone_save
 from tests.support.fake_slack import FakeSlack
-from tests.support.pg import require_postgres
-from tests.support.reminder_workers import Worker, own_queue, purge_broker, wait_for
-from tests.support.reminders_helpers import redis_url_or_skip
+from tests.support.reminder_workers import Worker, wait_for
 
 pytestmark = [
     pytest.mark.slow,
@@ -22,20 +20,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.timeout(180),
 ]
-
-
-@pytest.fixture
-def celery_queue():
-    with own_queue("notices") as queue:
-        yield queue
-
-
-@pytest.fixture
-def broker(celery_queue):
-    require_postgres()
-    url = redis_url_or_skip("CELERY_BROKER_URL")
-    yield url
-    purge_broker(url, celery_queue)
 
 
 def test_a_moved_freeze_is_sent_by_the_worker_on_commit_and_once_when_its_task_comes_again(

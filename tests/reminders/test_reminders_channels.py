@@ -16,13 +16,6 @@ from tests.support.reminders_helpers import channel, code_freeze_of, future_rele
 State = Delivery.State
 
 
-@pytest.fixture
-def fake_slack():
-    fake = FakeSlack().start()
-    yield fake
-    fake.stop()
-
-
 @pytest.fixture(autouse=True)
 def _fast_backoff(settings):
     settings.REMINDERS_HTTP_TRIES = 3

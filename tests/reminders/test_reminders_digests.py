@@ -15,19 +15,11 @@ from releasecal.services import milestone_cancel, milestone_create
 from reminders import ratelimit, services
 from reminders.messages import Message, render_email_digest, render_slack_digest
 from reminders.models import Delivery
-from tests.support.fake_slack import FakeSlack
 from tests.support.redis_cache import redis_cache_at, redis_url
 from tests.support.reminders_helpers import channel, future_release, rule
 
 State = Delivery.State
 FREEZE_AT = dt.datetime(2030, 7, 24, 2, 0, tzinfo=dt.UTC)  # 19:00 PDT Tuesday 23 July 2030
-
-
-@pytest.fixture
-def fake_slack():
-    fake = FakeSlack().start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture
@@ -259,6 +251,22 @@ def test_a_429_holds_the_channel_for_its_retry_after(settings, shared_cache):
     now = math.floor(time.time()) + 0.5
     ratelimit.hold("chan:C9", 2, now=now)
     assert ratelimit.reserve("chan:C9", now=now) == now + 2.5
+
+
+def test_a_posts_turn_keeps_its_reserved_second_and_takes_a_free_one_when_woken_late(settings, shared_cache):
+    """``ratelimit.turn``, used by reminders and schedule notices alike."""
+    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    settings.REMINDERS_SLACK_MAX_WAIT_SECONDS = 3
+    now = math.floor(time.time()) + 0.5
+    assert ratelimit.turn("chan:T1", now=now) == now - 0.5  # nothing reserved: the current second
+    assert ratelimit.turn("chan:T1", slot=now + 1.5, now=now) == now + 1.5  # woken early: wait on for it
+    assert ratelimit.turn("chan:T1", slot=now - 0.5, now=now) == now - 0.5  # in its second: go
+    # Woken two seconds late: the current second is free, so it goes now...
+    assert ratelimit.turn("chan:T1", slot=now - 2.5, now=now + 1) == now + 0.5
+    # ...and when that second is taken too, it reserves the next free one.
+    assert ratelimit.turn("chan:T1", slot=now - 2.5, now=now + 1) == now + 1.5
+    ratelimit.hold("chan:T1", 5, now=now + 1)
+    assert ratelimit.turn("chan:T1", slot=now - 2.5, now=now + 1) is None  # nothing free soon: the sweep
 
 
 @pytest.mark.django_db

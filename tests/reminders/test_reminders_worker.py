@@ -17,14 +17,10 @@ from django.db import close_old_connections, connections
 from reminders import services
 from reminders.models import Delivery
 from reminders.tasks import delivery_send_task
-from tests.support.fake_slack import FakeSlack
 from tests.support.pg import require_postgres
 from tests.support.reminder_workers import (
     ThrowawayRedis,
-    Worker,
     due_deliveries,
-    own_queue,
-    purge_broker,
     queue_name,
     wait_for,
 )
@@ -41,44 +37,9 @@ State = Delivery.State
 
 
 @pytest.fixture
-def celery_queue():
-    with own_queue("worker") as queue:
-        yield queue
-
-
-@pytest.fixture
-def broker(celery_queue):
-    require_postgres()
-    url = redis_url_or_skip("CELERY_BROKER_URL")
-    yield url
-    purge_broker(url, celery_queue)
-
-
-@pytest.fixture
-def fake_slack():
-    fake = FakeSlack().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
 def webhook(kinds, fake_slack):
     release = future_release(freeze_at=hour_from_now(20))
     return code_freeze_of(release), channel("slack_webhook", "hook", url=fake_slack.webhook_url())
-
-
-@pytest.fixture
-def workers(tmp_path, celery_queue):
-    started: list[Worker] = []
-
-    def start(**kwargs) -> Worker:
-        worker = Worker(log_dir=tmp_path, queue=celery_queue, **kwargs)
-        started.append(worker)
-        return worker.wait_ready()
-
-    yield start
-    for worker in started:
-        worker.stop()
 
 
 def _all_sent(ids) -> bool:

@@ -19,11 +19,9 @@ from releasecal.models import MilestoneKind
 from releasecal.services import milestone_cancel, milestone_create
 from reminders import ratelimit, services
 from reminders.models import Delivery, ReminderRule
-from tests.support.fake_slack import FakeSlack
-from tests.support.pg import require_postgres
 from tests.support.redis_cache import redis_cache_at
-from tests.support.reminder_workers import Worker, own_queue, purge_broker, wait_for
-from tests.support.reminders_helpers import channel, future_release, hour_from_now, redis_url_or_skip
+from tests.support.reminder_workers import wait_for
+from tests.support.reminders_helpers import channel, future_release, hour_from_now
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,41 +31,6 @@ pytestmark = [
     pytest.mark.timeout(240),
 ]
 State = Delivery.State
-
-
-@pytest.fixture
-def celery_queue():
-    with own_queue("digest") as queue:
-        yield queue
-
-
-@pytest.fixture
-def broker(celery_queue):
-    require_postgres()
-    url = redis_url_or_skip("CELERY_BROKER_URL")
-    yield url
-    purge_broker(url, celery_queue)
-
-
-@pytest.fixture
-def fake_slack():
-    fake = FakeSlack().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def workers(tmp_path, celery_queue):
-    started: list[Worker] = []
-
-    def start(**kwargs) -> Worker:
-        worker = Worker(log_dir=tmp_path, queue=celery_queue, **kwargs)
-        started.append(worker)
-        return worker.wait_ready()
-
-    yield start
-    for worker in started:
-        worker.stop()
 
 
 def _digest_rows(kinds, fake_slack, count: int):
