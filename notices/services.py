@@ -272,18 +272,7 @@ def _claimable(now: dt.datetime) -> Q:
 def _slack_key(delivery: NoticeDelivery) -> str | None:
     """The rate-limit key of a Slack post (the key reminders use for the same target)."""
     kind, _, address = delivery.recipient.partition(":")
-    return f"chan:{address}" if kind in ("channel", "slack") else None
-
-
-def _turn(key: str, slot: float | None) -> float | None:
-    """When this post may go (``reminders.ratelimit``: Slack's one message per second per
-    channel, shared with the reminders): the epoch second of its turn (at or before now:
-    go), or None when no second is free soon (the row waits for the sweep). ``slot``: the
-    second a previous run reserved for it, kept instead of reserving another."""
-    clock = time.time()
-    if slot is not None and clock < slot + 1:
-        return slot
-    return ratelimit.reserve(key, now=clock)
+    return ratelimit.conversation_key(address) if kind in ("channel", "slack") else None
 
 
 def _requeue(notice_id: int, slots: dict[str, float], countdown: float) -> None:
@@ -311,8 +300,9 @@ def notice_send(
     for delivery in NoticeDelivery.objects.filter(_claimable(now), notice=notice):
         key = _slack_key(delivery) if settings.REMINDERS_SLACK_CHANNEL_RATE > 0 else None
         if key is not None:
-            turn = _turn(key, slots.get(str(delivery.pk)))
-            if turn is None or turn > time.time():
+            clock = time.time()
+            turn = ratelimit.turn(key, slot=slots.get(str(delivery.pk)), now=clock)
+            if turn is None or turn > clock:
                 wait = settings.REMINDERS_SLACK_MAX_WAIT_SECONDS if turn is None else 0
                 NoticeDelivery.objects.filter(pk=delivery.pk, state=State.PENDING).update(
                     next_attempt_at=now + dt.timedelta(seconds=wait) if wait else F("next_attempt_at"), updated_at=now

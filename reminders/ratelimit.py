@@ -30,13 +30,19 @@ log = logging.getLogger(__name__)
 PREFIX = "reminders:slack-rate"
 
 
+def conversation_key(conversation: str) -> str:
+    """The key of a post by the bot to a Slack conversation (a channel id, or a user id
+    for a DM): reminders and schedule notices to one conversation share its limit."""
+    return f"chan:{conversation}"
+
+
 def target_key(channel, recipient: str) -> str | None:
     """The Slack target a delivery posts to, or None when it is not a Slack post."""
     config = channel.config or {}
     if channel.kind == "slack_bot":
-        return f"chan:{config.get('channel', '')}"
+        return conversation_key(config.get("channel", ""))
     if channel.kind == "kep_owners" and recipient.startswith("slack:"):
-        return f"chan:{recipient.removeprefix('slack:')}"
+        return conversation_key(recipient.removeprefix("slack:"))
     if channel.kind == "slack_webhook":
         return "hook:" + hashlib.sha256(str(config.get("url", "")).encode()).hexdigest()[:24]
     return None
@@ -99,6 +105,24 @@ def take_now(key: str, *, now: float | None = None) -> bool:
     except Exception:
         log.warning("rate limit cache unavailable; posting to %s unthrottled", key, exc_info=True)
         return True
+
+
+def turn(key: str, *, slot: float | None = None, now: float | None = None) -> float | None:
+    """The second a post to ``key`` goes in (epoch seconds): at or before ``now``, post
+    now; later, wait for it; None when no second within REMINDERS_SLACK_MAX_WAIT_SECONDS
+    has room (the caller leaves the row to a later sweep).
+
+    ``slot`` is a second reserved earlier for this post: kept while it has not passed
+    (woken early, wait on for it). A post woken after its second takes the current one if
+    it has room, rather than queue behind every reservation made since; otherwise it
+    reserves again."""
+    now = time.time() if now is None else now
+    if slot is not None:
+        if now < slot + 1:
+            return slot
+        if take_now(key, now=now):
+            return float(math.floor(now))
+    return reserve(key, now=now)
 
 
 def hold(key: str, seconds: float, *, now: float | None = None) -> None:

@@ -368,14 +368,7 @@ def _wait_for_turn(
     send queued again for the second it reserved, or (no second free soon enough) the rows
     left to a later sweep. Only pending rows are touched: nothing is claimed yet."""
     clock = time.time()
-    if slot is not None and slot <= clock < slot + 1:
-        return None  # the second this send reserved earlier
-    if slot is not None and clock < slot:
-        reserved: float | None = slot  # woken early: wait on for the same second
-    elif slot is not None and ratelimit.take_now(key, now=clock):
-        return None  # woken late (a busy worker), and the current second is free
-    else:
-        reserved = ratelimit.reserve(key, now=clock)
+    reserved = ratelimit.turn(key, slot=slot, now=clock)
     if reserved is not None and reserved <= clock:
         return None
     waiting = Delivery.objects.filter(pk__in=delivery_ids, state=State.PENDING)
