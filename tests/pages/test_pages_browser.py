@@ -452,7 +452,9 @@ def test_the_copy_button_copies_the_feed_url(browser, live_server, cycle):
     context = _context(browser, "America/New_York", permissions=["clipboard-read", "clipboard-write"])
     page = _open(context, f"{live_server.url}/releases/{cycle.slug}/")
     page.click("button.copy-btn >> nth=0")
-    page.wait_for_function("document.querySelector('.copy-status').textContent.length > 0")
+    # A function, not an expression: Playwright polls an expression with eval(), which the
+    # page's CSP (no 'unsafe-eval') refuses once the first check finds it false.
+    page.wait_for_function("() => document.querySelector('.copy-status').textContent.length > 0")
     assert page.evaluate("navigator.clipboard.readText()") == f"{live_server.url}/calendar/{cycle.slug}.ics"
     context.close()
 
