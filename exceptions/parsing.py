@@ -315,7 +315,10 @@ _REJECTION_RES = (
     ),
     re.compile(r"\bwill\s+not\s+be\s+(?:approved|granted)\b", re.I),
 )
-_MD_LINK_RE = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
+# A Markdown link, [text](url). Neither part may hold the other's opening bracket, so a
+# failed match ends at the next "[" or "(": linear time on hostile text ("[" * 50,000 took
+# 35 s when the text could hold "[" and the address "(").
+_MD_LINK_RE = re.compile(r"\[([^\[\]\n]+)\]\([^()\s]+\)")
 
 
 # "If the exception is approved, ...", "once it is granted": a condition, not a decision.
@@ -509,6 +512,15 @@ _QUOTED_NAME_RE = re.compile(
 )
 
 
+def _rstrip_punctuation(text: str) -> str:
+    """``text`` without its trailing blanks and ( < [ ] > ) : - , or an en dash (a loop, not a
+    pattern anchored at $: that is tried at every position of a long run, quadratic)."""
+    end = len(text)
+    while end and (text[end - 1].isspace() or text[end - 1] in "(<[]>):-\u2013,"):
+        end -= 1
+    return text[:end]
+
+
 def read_enhancement_name(value: str) -> tuple[str, str]:
     """(name, url): a quoted name followed by its link ("\"Pod resize\" https://...") gives
     the name without quotes and the link; a name with a link after it, likewise."""
@@ -523,7 +535,7 @@ def read_enhancement_name(value: str) -> tuple[str, str]:
         return quoted["name"].strip(), url
     if url:
         name = _URL_RE.sub(" ", text)
-        name = re.sub(r"[\s(<\[\]>):\-\u2013,]+$", "", name).strip()
+        name = _rstrip_punctuation(name).strip()
         name = re.sub(r"\(\s*\)|<\s*>", "", name).strip()
         return name, url
     return text, url
@@ -547,7 +559,7 @@ def read_sig(value: str) -> tuple[str, str, list[str]]:
     """(sig slug, problem, warnings): "SIG Node" and "sig-node" are "node"."""
     text = re.sub(r"https?://\S+", " ", value).strip()
     text = re.sub(r"@kubernetes/", "", text, flags=re.I)
-    parts = [p for p in re.split(r"\s*(?:,|/|;|&|\band\b|\n|\(|\))\s*", text) if p.strip()]
+    parts = [p.strip() for p in re.split(r",|/|;|&|\band\b|\n|\(|\)", text) if p.strip()]
     slugs = []
     for part in parts:
         slug = re.sub(r"^sig[\s_-]*", "", part.strip().lower())
@@ -617,11 +629,13 @@ def read_prs(value: str) -> tuple[list[str], str, list[str]]:
     for match in _URL_RE.finditer(text):
         found.append((match.start(), _clean_url(match.group(0))))
     rest = _URL_RE.sub(blank, text)
-    shorthand = re.compile(r"\b([\w.-]+/[\w.-]+)\s*#\s*(\d+)\b")
+    # Each match starts where a run of [\w.-] starts, and whitespace is read only after
+    # a "#": tried inside long runs, both took quadratic time on hostile text.
+    shorthand = re.compile(r"(?<![\w.-])([\w.-]+/[\w.-]+)\s*#\s*(\d+)\b")
     for match in shorthand.finditer(rest):
         found.append((match.start(), f"{match.group(1)}#{match.group(2)}"))
     rest = shorthand.sub(blank, rest)
-    bare = [(m.start(), f"#{m.group(1)}") for m in re.finditer(r"(?<![\w/])#?\s*(\d{3,7})\b", rest)]
+    bare = [(m.start(), f"#{m.group(1)}") for m in re.finditer(r"(?<![\w/])(?:#\s*)?(\d{3,7})\b", rest)]
     if bare:
         numbers = ", ".join(ref for _, ref in bare)
         warnings.append(f"PR number(s) {numbers} are written without a repository; they are kept as written.")
@@ -654,8 +668,9 @@ def display_name(value: str) -> str:
         name = display or address or value.strip()
     else:
         name = value.strip().strip("\"'")
-    via = re.match(r"^\s*'?(?P<name>.+?)'?\s+via\s+\S.*$", name)
-    return (via["name"] if via else name).strip()
+    name = " ".join(name.split())  # one space between words: the pattern below is linear then
+    via = re.match(r"^'?(?P<name>.+?)'? via \S.*$", name)
+    return via["name"] if via else name
 
 
 def author_before(lines: list[_Line], line: _Line) -> str:
@@ -690,10 +705,11 @@ def _address_before(lines: list[_Line], line: _Line) -> str:
 
 def attribution_name(text: str) -> str:
     """The name in "On Tue, Jul 23, 2024 at 8:10 PM Jane Doe <jane@example.com> wrote:"."""
-    match = re.match(r"^\s*on\s+(?P<body>.+?)\s*wrote:\s*$", text, re.I)
+    # Whitespace collapsed first: "\s*" beside a lazy ".+?" is quadratic on long blanks.
+    match = re.match(r"^on (?P<body>.+?) ?wrote: ?$", " ".join(text.split()), re.I)
     if not match:
         return ""
-    body = re.sub(r"\s*(?:<[^>]*>|\([^)]*\))\s*$", "", match["body"])
+    body = re.sub(r" ?(?:<[^<>]*>|\([^()]*\))$", "", match["body"])
     stamps = re.finditer(r"\b(?:[AP]M|\d{1,2}:\d{2}(?::\d{2})?(?:\s*[+-]\d{4})?|\d{4})\b,?", body, re.I)
     cut = max((stamp.end() for stamp in stamps), default=0)
     name = body[cut:].strip(" ,")

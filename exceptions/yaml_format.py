@@ -419,7 +419,9 @@ class _Style:
 
 
 def _style_of(text: str) -> _Style:
-    quoted = bool(re.search(r'^\s*-?\s*name:\s*"', text, re.M)) or not re.search(r"^\s*-?\s*name:", text, re.M)
+    # [ \t], not \s: "^\s*-?\s*" backtracks in cubic time on a run of blank lines.
+    quoted = bool(re.search(r'^[ \t]*(?:-[ \t]*)?name:[ \t]*"', text, re.M))
+    quoted = quoted or not re.search(r"^[ \t]*(?:-[ \t]*)?name:", text, re.M)
     return _Style(quoted=quoted, list_indent=_nested_list_indent(text))
 
 

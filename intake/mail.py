@@ -23,7 +23,9 @@ from html.parser import HTMLParser
 
 from releasecal import tz
 
-_VIA = re.compile(r"^\s*['\"]?(?P<name>.+?)['\"]?\s+via\s+(?P<list>.+?)\s*$", re.I)
+# Matched against the name with its whitespace collapsed to single spaces: with \s+ around
+# "via", a display name of many blanks backtracked in cubic time.
+_VIA = re.compile(r"^['\"]?(?P<name>.+?)['\"]? via (?P<list>.+)$", re.I)
 _MSGID = re.compile(r"<[^<>\s]+>")
 
 
@@ -75,7 +77,7 @@ def _ids(value: str) -> list[str]:
 def author(msg: EmailMessage) -> tuple[str, str, bool]:
     """(name, address, rewritten by the list) of the person who wrote ``msg``."""
     name, address = email.utils.parseaddr(_header(msg, "From"))
-    via = _VIA.match(name or "")
+    via = _VIA.match(" ".join((name or "").split()))
     if not via:
         return name.strip(), address.strip().lower(), False
     person = via.group("name").strip().strip("'\"")

@@ -63,8 +63,10 @@ _DATE_PATTERNS = [
 _TIME = re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap])\.?m\.?)?(?![\d:])", re.I)
 _LABEL = re.compile(r"\(?\b(?P<label>[A-Za-z]{1,7})\b\)?")
 _EOD = re.compile(r"\b(?:eod|end of (?:the )?day)\b", re.I)
-_MD_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
-_MD_REF = re.compile(r"\[([^\]]+)\](?:\[[^\]]*\])?")
+# The text holds no "[" and the address no "(": a failed match ends at the next one
+# (linear time; with them, a long run of "[" took quadratic time).
+_MD_LINK = re.compile(r"\[([^\[\]]+)\]\(([^()\s]+)\)")
+_MD_REF = re.compile(r"\[([^\[\]]+)\](?:\[[^\[\]]*\])?")
 
 
 def clean_markdown(text: str) -> tuple[str, str]:
@@ -406,7 +408,7 @@ def parse_when(text: str, *, zone: str, year_hint: YearRule = None) -> ParsedWhe
     cleaned, _ = clean_markdown(str(text or ""))
     if not cleaned:
         raise ValidationFailed("No date or time given.")
-    raw_parts = [p for p in re.split(r"\s+/\s+|\s*\|\s*", cleaned) if p.strip()]
+    raw_parts = [p for p in re.split(r"(?<!\s)\s+/\s+|(?<!\s)\s*\|\s*", cleaned) if p.strip()]
     parts = [_read_part(raw, year_hint) for raw in raw_parts]
     dated = [p for p in parts if p.day is not None]
     if not dated:
@@ -517,8 +519,10 @@ class Table:
     line: int
 
 
-_MD_HEADER = re.compile(r"^\s*\|(?=.*\bwhat\b).*$", re.I | re.M)
-_MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+# [ \t] and no two optional blanks side by side: "\s*\|?\s*" backtracks in quadratic time
+# on a long run of blanks, and "^\s*" spans newlines.
+_MD_HEADER = re.compile(r"^[ \t]*\|(?=.*\bwhat\b).*$", re.I | re.M)
+_MD_SEPARATOR = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*(?:\|[ \t]*)?$")
 _HTML_TABLE = re.compile(r"<table[^>]*>(.*?)</table>", re.I | re.S)
 _HTML_ROW = re.compile(r"<tr[^>]*>(.*?)</tr>", re.I | re.S)
 _HTML_CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.I | re.S)
@@ -568,8 +572,8 @@ def read_timeline_table(text: str) -> Table | None:
 # A time written in a milestone's name: "(23:59 PDT)", "10:00am PDT", "(EOD PST)",
 # "(16:00 UTC)", "at 10:00 AM (PDT)". The label must be one the time module knows.
 _NAME_TIME = re.compile(
-    r"(?:\bat\s+)?\(?\s*(?P<when>(?:\bEOD\b|\bend of (?:the )?day\b|\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?)"
-    r"\s*\(?\s*(?P<label>[A-Za-z]{2,7})\)?)\s*\)?",
+    r"(?:\bat\s+)?(?:\(\s*)?(?P<when>(?:\bEOD\b|\bend of (?:the )?day\b|\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?)"
+    r"\s*(?:\(\s*)?(?P<label>[A-Za-z]{2,7})\)?)\s*\)?",
     re.I,
 )
 

@@ -53,6 +53,51 @@ def test_parse_reads_absurd_text_without_a_server_error(db, text):
         assert response.json()["fields"]["days"] is None
 
 
+# Text that made a pattern backtrack in quadratic or cubic time (found by timing every
+# pattern of the code on long runs of each character): before the fix "[" * 50,000 took
+# 35 s, 50,000 blanks after a key 53 s, and the run of newlines did not end in minutes.
+# Each now reads in well under a second; the timeout is a bound 30 times that on a loaded
+# machine, far below what any of them took.
+_LONG = 50_000
+HOSTILE_TEXTS = {
+    "brackets-link": "[a](" * (_LONG // 4),
+    "blank-lines": "Enhancement name: x\n" + "\n" * _LONG + "x",
+    "spaces": "Enhancement name: x\n" + " " * _LONG + "x",
+    "tabs": "SIG: " + "\t" * _LONG + "x",
+    "dashes": "PR: " + "0-" * (_LONG // 2),
+    "hashes": "PR: " + "# " * (_LONG // 2),
+    "attribution": "On Tue, Jul 23, 2024 at 8:10 PM" + " " * _LONG + "wrote:x\n> Additional days: 3",
+    "via": "From: " + " " * _LONG + "via x\nAdditional days: 3",
+    "markdown-links": "Enhancement name: " + "[x]" * (_LONG // 3) + " https://github.com/k/e/issues/1",
+}
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("text", list(HOSTILE_TEXTS.values()), ids=list(HOSTILE_TEXTS))
+def test_parse_reads_hostile_text_in_bounded_time(db, text):
+    response = _client().post("/api/v1/exceptions/parse/", {"text": text}, format="json")
+    assert response.status_code in {200, 422}, response.content[:300]
+
+
+@pytest.mark.timeout(30)
+def test_display_names_of_many_blanks_read_in_bounded_time():
+    from email.message import EmailMessage
+
+    from exceptions.parsing import attribution_name, display_name
+    from exceptions.yaml_format import _style_of
+    from intake.mail import author
+
+    blanks = " \t" * _LONG
+    assert display_name(f"'Jane{blanks}Doe' via{blanks}kubernetes-sig-release") == "Jane Doe"
+    assert attribution_name(f"On Tue, Jul 23, 2024 at 8:10 PM Jane{blanks}Doe <jane@example.com>{blanks}wrote:") == (
+        "Jane Doe"
+    )
+    message = EmailMessage()
+    message["From"] = f"'Jane Doe'{blanks}via dev <dev@kubernetes.io>"
+    assert author(message)[0] == "Jane Doe"
+    _style_of("\n" * _LONG)
+
+
 @pytest.mark.parametrize("path", ["/api/v1/exceptions/parse/", "/api/v1/exceptions/", "/api/v1/exceptions/1/"])
 def test_json_nested_past_the_stack_is_a_400(db, path):
     user = User.objects.create_user("nester")
