@@ -12,6 +12,7 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONCE as _CSP_NONCE
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("RELEASECAL_VAR_DIR", BASE_DIR / "var"))
@@ -276,10 +277,15 @@ CELERY_TASK_TIME_LIMIT = 300
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-# One entry: every minute, find due deliveries and queue one send task per delivery.
+# Every REMINDERS_SWEEP_SECONDS (a minute), find due reminders and schedule notices and
+# queue their sends. A sweep not started before the next one is due is dropped (expires).
+REMINDERS_SWEEP_SECONDS = float(os.environ.get("REMINDERS_SWEEP_SECONDS") or 60)
+if not 1 <= REMINDERS_SWEEP_SECONDS <= 120:  # well inside REMINDERS_STALL_MINUTES
+    raise ImproperlyConfigured(f"REMINDERS_SWEEP_SECONDS must be 1 to 120, not {REMINDERS_SWEEP_SECONDS:g}")
+_SWEEP_OPTIONS = {"expires": max(1.0, REMINDERS_SWEEP_SECONDS - 5)}
 CELERY_BEAT_SCHEDULE = {
-    "reminders-sweep": {"task": "reminders.sweep", "schedule": 60.0, "options": {"expires": 55}},
-    "notices-sweep": {"task": "notices.sweep", "schedule": 60.0, "options": {"expires": 55}},
+    "reminders-sweep": {"task": "reminders.sweep", "schedule": REMINDERS_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
+    "notices-sweep": {"task": "notices.sweep", "schedule": REMINDERS_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
 }
 
 # The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,
