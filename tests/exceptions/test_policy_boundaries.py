@@ -16,6 +16,7 @@ import pytest
 from exceptions.models import Decision, ExceptionRequest
 from exceptions.services import (
     RequestFields,
+    default_granted_until,
     exception_request_approve,
     exception_request_reject,
     exception_request_submit,
@@ -23,6 +24,7 @@ from exceptions.services import (
 )
 from releasecal import tz
 from releasecal.errors import Conflict, PolicyViolation, ValidationFailed
+from releasecal.services import milestone_cancel
 
 SECOND = dt.timedelta(seconds=1)
 # The instants of the release fixture, written out (not read back from the code).
@@ -112,10 +114,53 @@ def test_zero_days_at_the_enhancements_freeze_is_an_admission(kep, enhancements_
     assert request.days == 0
 
 
-@pytest.mark.parametrize(("days", "message"), [("1234567", "small whole number"), ("two", "must be a whole number")])
-def test_days_that_are_not_a_small_number_are_a_validation_error(kep, code_freeze, requester, days, message):
-    with pytest.raises(ValidationFailed, match=message):
+@pytest.mark.parametrize(
+    ("days", "message", "extra"),
+    [
+        ("1234567", "Additional days must be a small whole number.", {"days": "1234567"}),
+        ("1" * 25, "Additional days must be a small whole number.", {"days": "1" * 20}),  # cut to 20
+        ("two", "Additional days must be a whole number.", {"days": "two"}),
+        # Short once stripped, so read as a number; the field is cut to 20 characters.
+        (" " * 30 + "ab", "Additional days must be a whole number.", {"days": " " * 20}),
+    ],
+)
+def test_days_that_are_not_a_small_number_are_a_validation_error(kep, code_freeze, requester, days, message, extra):
+    with pytest.raises(ValidationFailed) as err:
         submit(kep, code_freeze, requester, days=days)
+    assert (err.value.message, err.value.extra) == (message, extra)
+
+
+@pytest.mark.parametrize(
+    ("days", "message", "extra"),
+    [
+        # Six characters still read as a number: the year rule answers, not the length rule.
+        ("100000", "An exception cannot ask for more than a year.", {"days": 100000}),
+        (-1, "At least 1 additional day must be requested.", {"days": -1}),
+        ("0", None, {"days": 0, "kind": "code-freeze"}),
+    ],
+)
+def test_the_days_rules_answer_with_their_message_and_fields(kep, code_freeze, requester, days, message, extra):
+    with pytest.raises(PolicyViolation) as err:
+        submit(kep, code_freeze, requester, days=days)
+    assert err.value.extra == extra  # the API's 4xx body carries these fields
+    if message:
+        assert err.value.message == message
+    assert ExceptionRequest.objects.count() == 0
+
+
+def test_a_kind_that_allows_no_exception_is_refused_with_the_milestone_named(kep, release, requester):
+    rc = release.milestones.get(kind__slug="rc")
+    with pytest.raises(PolicyViolation) as err:
+        submit(kep, rc, requester, at=RC0 - dt.timedelta(hours=1))
+    assert err.value.message == "Release candidate deadlines cannot be extended by an exception."
+    assert err.value.extra == {"milestone": rc.pk, "kind": "rc"}
+
+
+def test_a_cancelled_milestone_is_refused_whatever_the_time(kep, code_freeze, requester):
+    milestone_cancel(milestone=code_freeze)
+    with pytest.raises(PolicyViolation) as err:
+        submit(kep, code_freeze, requester, at=FREEZE - dt.timedelta(days=1))
+    assert (err.value.message, err.value.extra) == ("Code Freeze was cancelled; there is nothing to extend.", {})
 
 
 # ------------------------------------------------------------------ re-filing
@@ -256,3 +301,17 @@ def test_a_second_decision_is_a_conflict_with_the_state_named(pending_request, r
         exception_request_reject(request=pending_request, actor=release_team_member)
     assert err.value.status_code == 409
     assert err.value.message == (f"Exception request #{pending_request.pk} is already approved; it cannot be rejected.")
+    assert err.value.extra == {"state": "approved"}
+
+
+@pytest.mark.parametrize(
+    ("days", "granted"),
+    [
+        (5, dt.datetime(2024, 7, 29, 7, 0, tzinfo=dt.UTC)),  # end of Sunday 28 July, PDT
+        (0, FREEZE),  # an admission: the freeze itself
+    ],
+)
+def test_the_default_grant_for_other_days_than_asked(pending_request, days, granted):
+    """The days a decider types instead of the request's (the admin's approve form)."""
+    assert pending_request.days == 2
+    assert default_granted_until(pending_request, days=days) == granted
