@@ -1,8 +1,12 @@
 """Reminders across both DST transitions in Los Angeles and Berlin.
 
-A sweep runs at every simulated minute over the 50 hours around each transition (26 before,
-24 after; every reminder falls inside); each reminder must be sent exactly once, in the first
-minute at or after its time: none skipped, none doubled, none an hour off.
+Sweeps run over the 50 hours around each transition (26 before, 24 after; every reminder
+falls inside): at every minute within five minutes of a reminder's time, and every 15
+minutes elsewhere. Each reminder must be sent exactly once, in the first minute at or after
+its time: none skipped, none doubled, none an hour off. (A reminder sent early, late, an hour
+off or twice is sent by a sweep at a minute that is not its own, dense or sparse, so the
+sparse stretches lose nothing a sweep every minute would find; they make the test five
+times faster.)
 """
 
 from __future__ import annotations
@@ -43,18 +47,27 @@ def _deadlines(zone: str, transition: dt.datetime) -> list[dt.datetime]:
     ]
 
 
-def _simulate(start: dt.datetime, end: dt.datetime) -> list[tuple[int, dt.datetime]]:
+def _minutes(start: dt.datetime, end: dt.datetime, due: list[dt.datetime]) -> list[dt.datetime]:
+    """Every 15th minute from ``start`` to ``end``, and every minute within five of a due time."""
+    first = start.replace(second=0, microsecond=0)
+    count = int((end - first).total_seconds() // 60)
+    minutes = {first + dt.timedelta(minutes=n) for n in range(0, count + 1, 15)}
+    for at in due:
+        at_minute = at.replace(second=0, microsecond=0)
+        minutes.update(at_minute + dt.timedelta(minutes=n) for n in range(-5, 6))
+    return sorted(m for m in minutes if first <= m <= end)
+
+
+def _simulate(minutes: list[dt.datetime]) -> list[tuple[int, dt.datetime]]:
     sends: list[tuple[int, dt.datetime]] = []
-    minute = start.replace(second=0, microsecond=0)
+    for minute in minutes:
 
-    def send_now(queued: int | list[int]) -> None:
-        ids = queued if isinstance(queued, list) else [queued]  # a digest: rows due together
-        if services.deliveries_send(delivery_ids=ids, now=minute) == "sent":
-            sends.extend((delivery_id, minute) for delivery_id in ids)
+        def send_now(queued: int | list[int], minute=minute) -> None:
+            ids = queued if isinstance(queued, list) else [queued]  # a digest: rows due together
+            if services.deliveries_send(delivery_ids=ids, now=minute) == "sent":
+                sends.extend((delivery_id, minute) for delivery_id in ids)
 
-    while minute <= end:
         services.deliveries_sweep(now=minute, enqueue=send_now)
-        minute += dt.timedelta(minutes=1)
     return sends
 
 
@@ -78,7 +91,9 @@ def test_reminders_across_a_dst_transition_fire_exactly_once_on_time(kinds, zone
     end = transition + dt.timedelta(hours=24)
     assert all(start < d.due_at < end for d in rows.values()), "every reminder falls in the simulated 48 hours"
 
-    sends = _simulate(start, end)
+    minutes = _minutes(start, end, [d.due_at for d in rows.values()])
+    assert len(minutes) < (end - start).total_seconds() / 60 / 4
+    sends = _simulate(minutes)
 
     per_delivery = Counter(delivery_id for delivery_id, _ in sends)
     assert set(per_delivery) == set(rows), "every reminder sent"
