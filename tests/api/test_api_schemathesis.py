@@ -2,6 +2,11 @@
 
 The CLI runs against a live server with demo-shaped data and a release-team token, so
 the write endpoints are exercised too. SCHEMATHESIS_MAX_EXAMPLES raises the bound.
+
+Its phases here are examples, fuzzing (valid and invalid data) and stateful, about 300
+requests. The coverage phase (every boundary and negative value of every field: about
+1,700 requests, 90 s of the suite) runs with SCHEMATHESIS_PHASES=examples,coverage,fuzzing,stateful;
+tests/api/test_api_fuzz.py sends hostile values to every operation in every run.
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ def test_schemathesis_finds_no_server_errors(live_server, pending_request, relea
             "--checks",
             "not_a_server_error",
             "--max-examples",
-            os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "5"),
+            os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "10"),
+            "--phases",
+            os.environ.get("SCHEMATHESIS_PHASES", "examples,fuzzing,stateful"),
             "--seed",
             "20240723",
             "--generation-database",
