@@ -81,8 +81,9 @@ def test_the_named_requester_never_decides_even_on_the_team(kep, code_freeze, re
         enhancement=kep, milestone=code_freeze, requester=release_team_member, entered_by=second_member,
         fields=RequestFields(days=2), submitted_at=code_freeze.deadline,
     )  # fmt: skip
-    with pytest.raises(NotAllowed, match="You filed this request"):
+    with pytest.raises(NotAllowed) as err:
         exception_request_approve(request=request, actor=release_team_member)
+    assert err.value.message == "You filed this request, so someone else on the release team must decide it."
     # The one who entered it for a real, other user may decide it.
     decision = exception_request_approve(request=request, actor=second_member)
     assert decision.decided_by == second_member
@@ -107,8 +108,12 @@ def test_last_cycles_team_cannot_decide_this_cycles_requests(pending_request, ki
     veteran.groups.add(Group.objects.get(name="Release Team"))
     previous.team.add(veteran)
     previous.leads.add(veteran)
-    with pytest.raises(NotAllowed, match=r"Only the 1\.31 release team"):
+    with pytest.raises(NotAllowed) as err:
         exception_request_reject(request=pending_request, actor=veteran)
+    assert err.value.message == (
+        "Only the 1.31 release team (its leads and team, kept per release) "
+        "can approve or reject its exception requests."
+    )
     pending_request.refresh_from_db()
     assert pending_request.state == ExceptionRequest.State.PENDING
     # On this cycle's team too (as a lead): now they may.
