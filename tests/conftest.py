@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import warnings
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -50,6 +51,30 @@ os.environ["REMINDERS_SLACK_CHANNEL_RATE"] = "0"
 @pytest.fixture(autouse=True)
 def _slack_channel_rate_off(settings):
     settings.REMINDERS_SLACK_CHANNEL_RATE = 0
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, and before it is dropped, any session still
+    connected to it closed: a connection a test's thread or child process left open made
+    the drop fail ("being accessed by other users": 1 in each of two concurrent runs)
+    and left the run's database behind. What was still connected is shown as a warning."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, application_name, state, left(query, 120) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        others = cursor.fetchall()
+        for pid, *_ in others:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    connection.close()
+    if others:  # shown in the run's warnings summary
+        warnings.warn(f"closed {len(others)} session(s) still connected to the test database: {others}", stacklevel=1)
 
 
 @pytest.fixture(scope="session", autouse=True)
