@@ -307,6 +307,7 @@ def test_the_second_message_of_a_split_digest_waits_for_its_own_second(kinds, bo
     now = rows[-1].due_at
     (digest,) = _sweep(now)
     requeued = []
+    started = time.time()
     result = services.deliveries_send(delivery_ids=digest, now=now, requeue=lambda *a: requeued.append(a))
     calls = fake_slack.matching(lambda c: c.delivered)
     assert Delivery.objects.filter(pk__in=digest, state=State.SENT).count() == (49 if result == "deferred" else 50)
@@ -319,7 +320,10 @@ def test_the_second_message_of_a_split_digest_waits_for_its_own_second(kinds, bo
     else:  # a loaded machine took over a second to send the first: the next second was free
         assert result == "sent"
         assert len(calls) == 2
-    assert len({int(call.at) for call in calls}) == len(calls)  # never two in one second
+        # The first message took the second the send started in (or a later one); the
+        # second message reserved a later second and posted in it. (When they reach Slack
+        # is the machine's: the first may arrive late, in the second message's second.)
+        assert calls[1].at >= math.floor(started) + 1
     stats = fake_slack.stats()
     assert (stats["distinct"], stats["duplicates"]) == (len(digest) - len(requeued), 0)
 
