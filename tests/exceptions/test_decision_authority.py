@@ -68,7 +68,10 @@ def test_entering_a_request_for_a_made_up_name_and_approving_it_is_refused(
     assert request.requester_name == "Alice Nobody"
     refused = _approve(release_team_member, request.pk)
     assert refused.status_code == 403
-    assert "names no other person who exists" in refused.json()["message"]
+    assert refused.json()["message"] == (
+        "You entered this request and it names no other person who exists (no user, no email author), "
+        "so someone else on the release team must decide it."
+    )
     request.refresh_from_db()
     assert request.state == ExceptionRequest.State.PENDING
     assert not hasattr(request, "decision")
