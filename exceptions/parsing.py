@@ -631,7 +631,7 @@ def read_prs(value: str) -> tuple[list[str], str, list[str]]:
     rest = _URL_RE.sub(blank, text)
     # Each match starts where a run of [\w.-] starts, and whitespace is read only after
     # a "#": tried inside long runs, both took quadratic time on hostile text.
-    shorthand = re.compile(r"(?<![\w.-])([\w.-]+/[\w.-]+)\s*#\s*(\d+)\b")
+    shorthand = re.compile(r"(?<![\w.-])[.-]*(\w[\w.-]*/[\w.-]+)\s*#\s*(\d+)\b")
     for match in shorthand.finditer(rest):
         found.append((match.start(), f"{match.group(1)}#{match.group(2)}"))
     rest = shorthand.sub(blank, rest)
@@ -661,16 +661,31 @@ def _parse_date(value: str) -> dt.datetime | None:
         return None  # year 1 at a negative offset overflows; the reader refuses such dates
 
 
+# RFC 5322 caps a line at 998 characters. The standard library's address parser takes
+# quadratic time on a longer hostile value (7 s on 50,000 "@") and recurses past Python's
+# limit on nested ones (":<" * 2,000 raised RecursionError).
+_ADDRESS_MAX = 998
+
+
+def parse_address(value: str) -> tuple[str, str]:
+    """``email.utils.parseaddr``, bounded: (display name, address); ("", "") when the value
+    nests too deep to read."""
+    try:
+        return email.utils.parseaddr(value[:_ADDRESS_MAX])
+    except RecursionError:
+        return "", ""
+
+
 def display_name(value: str) -> str:
     """The person in a From: value; Google Groups' "'Name' via kubernetes-sig-release" is Name."""
     if "@" in value or "<" in value:
-        display, address = email.utils.parseaddr(value)
+        display, address = parse_address(value)
         name = display or address or value.strip()
     else:
         name = value.strip().strip("\"'")
     name = " ".join(name.split())  # one space between words: the pattern below is linear then
     via = re.match(r"^'?(?P<name>.+?)'? via \S.*$", name)
-    return via["name"] if via else name
+    return (via["name"] if via else name).strip()
 
 
 def author_before(lines: list[_Line], line: _Line) -> str:
@@ -696,7 +711,7 @@ def _address_before(lines: list[_Line], line: _Line) -> str:
         other = lines[i]
         header = _HEADER_RE.match(other.text) if other.depth == line.depth else None
         if header and header.group(1).lower() == "from":
-            return email.utils.parseaddr(header.group(2))[1]
+            return parse_address(header.group(2))[1]
         if other.depth < line.depth and other.text.strip():
             address = re.search(r"<([^<>@\s]+@[^<>\s]+)>\s*wrote:\s*$", other.text)
             return address.group(1) if address else ""
@@ -823,7 +838,7 @@ def parse_request_email(text: str) -> ParsedRequest:
             subject = value
         elif name == "from" and not sender:
             sender = display_name(value)
-            sender_address = email.utils.parseaddr(value)[1]
+            sender_address = parse_address(value)[1]
     if not subject:
         for line in [ln for ln in lines if not ln.blank][:3]:
             if line.depth == 0 and not _match_key(line) and re.search(r"exception|\bKEP\b|freeze", line.text, re.I):

@@ -219,12 +219,13 @@ def _check_dates(lines: list[_Line]) -> None:
 
 # ---------------------------------------------------------------- non-requests
 
-# Line-anchored patterns match spaces with [ \t], never \s: \s spans newlines, and
+# Line-anchored patterns match blanks with [^\S\n] (whitespace but the newline: NBSP from
+# an HTML mail's &nbsp; too), never \s: \s spans newlines, and
 # "^\s*-?\s*" on a run of blank lines backtracks in cubic time (50,000 newlines: minutes).
-_YAML_ONLY_RE = re.compile(r"^[ \t]*(?:-[ \t]*)?(date_requested|date_reviewed|thread|pull_requests)[ \t]*:", re.M)
+_YAML_ONLY_RE = re.compile(r"^[^\S\n]*(?:-[^\S\n]*)?(date_requested|date_reviewed|thread|pull_requests)[^\S\n]*:", re.M)
 _YAML_TOP_RE = re.compile(r"^(?:enhancementFreeze|codeFreeze|docsFreeze|testFreeze)\s*:", re.M)
 _KEP_PR_RE = re.compile(
-    r"One-line PR description|^[ \t]*(?:-[ \t]*)?(?:Issue link|Other comments)[ \t]*:|\bkind/kep\b"
+    r"One-line PR description|^[^\S\n]*(?:-[^\S\n]*)?(?:Issue link|Other comments)[^\S\n]*:|\bkind/kep\b"
     r"|\bPRR\s+review\b.*\bLGTM",
     re.I | re.M,
 )
@@ -274,7 +275,7 @@ def classify_non_request(text: str, parsed: ParsedRequest) -> str:
     if len(body) <= 300 and _BARE_APPROVAL_RE.match(" ".join(body.split())):
         return "bare_approval"
     decided = any(decision_outcome(line) for line in plain.splitlines())
-    reviewed = bool(re.search(r"^[ \t]*/(?:lgtm|approve)\b", plain, re.M | re.I))
+    reviewed = bool(re.search(r"^[^\S\n]*/(?:lgtm|approve)\b", plain, re.M | re.I))
     if reviewed and (decided or _TRACKING_RE.search(plain) or len(body) > 300):
         return "kep_pr_thread"  # review commands among other comments: a pull request's conversation
     if decided:

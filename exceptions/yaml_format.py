@@ -419,9 +419,10 @@ class _Style:
 
 
 def _style_of(text: str) -> _Style:
-    # [ \t], not \s: "^\s*-?\s*" backtracks in cubic time on a run of blank lines.
-    quoted = bool(re.search(r'^[ \t]*(?:-[ \t]*)?name:[ \t]*"', text, re.M))
-    quoted = quoted or not re.search(r"^[ \t]*(?:-[ \t]*)?name:", text, re.M)
+    # [^\S\n] (blanks but the newline), not \s: "^\s*-?\s*" backtracks in cubic time on
+    # a run of blank lines.
+    quoted = bool(re.search(r'^[^\S\n]*(?:-[^\S\n]*)?name:[^\S\n]*"', text, re.M))
+    quoted = quoted or not re.search(r"^[^\S\n]*(?:-[^\S\n]*)?name:", text, re.M)
     return _Style(quoted=quoted, list_indent=_nested_list_indent(text))
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from html.parser import HTMLParser
 
+from exceptions.parsing import parse_address
 from releasecal import tz
 
 # Matched against the name with its whitespace collapsed to single spaces: with \s+ around
@@ -76,14 +77,14 @@ def _ids(value: str) -> list[str]:
 
 def author(msg: EmailMessage) -> tuple[str, str, bool]:
     """(name, address, rewritten by the list) of the person who wrote ``msg``."""
-    name, address = email.utils.parseaddr(_header(msg, "From"))
+    name, address = parse_address(_header(msg, "From"))
     via = _VIA.match(" ".join((name or "").split()))
     if not via:
         return name.strip(), address.strip().lower(), False
     person = via.group("name").strip().strip("'\"")
     list_address = address.strip().lower()
     for header in ("X-Original-From", "X-Original-Sender", "Reply-To"):
-        found_name, found_address = email.utils.parseaddr(_header(msg, header))
+        found_name, found_address = parse_address(_header(msg, header))
         found_address = found_address.strip().lower()
         if found_address and found_address != list_address and "@" in found_address:
             return (found_name.strip() or person), found_address, True

@@ -1012,7 +1012,7 @@ def schedule_parse(
     if is_markdown or read_timeline_table(text) is not None:
         return _parse_readme(text, release_slug=release_slug, zone=zone, today=today, years=years)
     data = load_data(text, source=source)
-    if isinstance(data, str) and re.search(r"^#{1,6}\s|^[ \t]*\|", text, re.M):
+    if isinstance(data, str) and re.search(r"^#{1,6}\s|^[^\S\n]*\|", text, re.M):
         return _parse_readme(text, release_slug=release_slug, zone=zone, today=today, years=years)
     parser = {"ours": _parse_ours, "schedule-builder": _parse_schedule_builder, "k8s-json": _parse_k8s_json}[
         detect_format(data)

@@ -408,7 +408,7 @@ def parse_when(text: str, *, zone: str, year_hint: YearRule = None) -> ParsedWhe
     cleaned, _ = clean_markdown(str(text or ""))
     if not cleaned:
         raise ValidationFailed("No date or time given.")
-    raw_parts = [p for p in re.split(r"(?<!\s)\s+/\s+|(?<!\s)\s*\|\s*", cleaned) if p.strip()]
+    raw_parts = [p for p in re.split(r"\s+/\s+|\s*\|\s*", cleaned) if p.strip()]
     parts = [_read_part(raw, year_hint) for raw in raw_parts]
     dated = [p for p in parts if p.day is not None]
     if not dated:
@@ -519,10 +519,9 @@ class Table:
     line: int
 
 
-# [ \t] and no two optional blanks side by side: "\s*\|?\s*" backtracks in quadratic time
-# on a long run of blanks, and "^\s*" spans newlines.
-_MD_HEADER = re.compile(r"^[ \t]*\|(?=.*\bwhat\b).*$", re.I | re.M)
-_MD_SEPARATOR = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*(?:\|[ \t]*)?$")
+# [^\S\n] (blanks but the newline) and no two optional blanks side by side: "\s*\|?\s*"
+# backtracks in quadratic time on a long run of blanks, and "^\s*" spans newlines.
+_MD_SEPARATOR = re.compile(r"^[^\S\n]*(?:\|[^\S\n]*)?:?-{3,}:?[^\S\n]*(?:\|[^\S\n]*:?-{3,}:?[^\S\n]*)*(?:\|[^\S\n]*)?$")
 _HTML_TABLE = re.compile(r"<table[^>]*>(.*?)</table>", re.I | re.S)
 _HTML_ROW = re.compile(r"<tr[^>]*>(.*?)</tr>", re.I | re.S)
 _HTML_CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.I | re.S)
@@ -572,7 +571,7 @@ def read_timeline_table(text: str) -> Table | None:
 # A time written in a milestone's name: "(23:59 PDT)", "10:00am PDT", "(EOD PST)",
 # "(16:00 UTC)", "at 10:00 AM (PDT)". The label must be one the time module knows.
 _NAME_TIME = re.compile(
-    r"(?:\bat\s+)?(?:\(\s*)?(?P<when>(?:\bEOD\b|\bend of (?:the )?day\b|\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?)"
+    r"(?:\bat\s+)?(?:\(\s*)?(?P<when>(?:\bEOD\b|\bend of (?:the )?day\b|\d{1,2}:\d{2}(?:\s*[ap]\.?m\.?)?)"
     r"\s*(?:\(\s*)?(?P<label>[A-Za-z]{2,7})\)?)\s*\)?",
     re.I,
 )

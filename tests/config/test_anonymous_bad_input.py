@@ -69,6 +69,10 @@ HOSTILE_TEXTS = {
     "attribution": "On Tue, Jul 23, 2024 at 8:10 PM" + " " * _LONG + "wrote:x\n> Additional days: 3",
     "via": "From: " + " " * _LONG + "via x\nAdditional days: 3",
     "markdown-links": "Enhancement name: " + "[x]" * (_LONG // 3) + " https://github.com/k/e/issues/1",
+    # The standard library's address parser: quadratic past a line's 998 characters, and
+    # a RecursionError (a 500) on nested groups.
+    "at-signs": "From: " + "@" * _LONG + "\nAdditional days: 3",
+    "nested-address": "From: " + ":<" * 2000 + "\nAdditional days: 3",
 }
 
 

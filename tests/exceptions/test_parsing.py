@@ -775,3 +775,38 @@ def test_the_template_reads_back_in_any_common_dress(
     assert (f.days, f.until_text, f.until_zone) == (days, "EOD Friday PT", "America/Los_Angeles")
     assert (f.reason, f.risks_adding, f.risks_cutting) == ("It is nearly done.", "Low.", "Users wait.")
     assert parsed.amendments == []
+
+
+# ----------------------------------------------------- rewritten patterns (linear time)
+
+
+def test_a_shorthand_reference_after_a_dash_or_an_ellipsis_names_the_repository_alone():
+    from exceptions.parsing import read_prs
+
+    refs, problem, _ = read_prs("-kubernetes/kubernetes#125000 and ...kubernetes/website#47000")
+    assert (refs, problem) == (["kubernetes/kubernetes#125000", "kubernetes/website#47000"], "")
+
+
+def test_a_google_groups_name_keeps_no_blank_inside_its_quotes():
+    from exceptions.parsing import display_name
+
+    assert display_name("'Jane Doe ' via dev <dev@kubernetes.io>") == "Jane Doe"
+    assert display_name("'Jane  Doe' via kubernetes-sig-release <kubernetes-sig-release@googlegroups.com>") == (
+        "Jane Doe"
+    )
+
+
+def test_yaml_keys_and_review_commands_indented_with_no_break_spaces_are_recognised():
+    """An HTML-only mail's &nbsp; arrives as U+00A0 before a key or a command."""
+    from exceptions.reader import _KEP_PR_RE, _YAML_ONLY_RE
+
+    nbsp = "\u00a0\u00a0"
+    assert len(_YAML_ONLY_RE.findall(f"{nbsp}date_requested: 2024-07-24\n{nbsp}thread: https://x\n")) == 2
+    assert _KEP_PR_RE.search(f"{nbsp}- Issue link: https://github.com/kubernetes/enhancements/issues/1")
+
+
+def test_an_address_nested_past_pythons_limit_is_read_as_no_address():
+    from exceptions.parsing import display_name, parse_address
+
+    assert parse_address(":<" * 2000) == ("", "")
+    assert display_name(":<" * 2000 + "@") == ":<" * 2000 + "@"  # no address found: the value as written
