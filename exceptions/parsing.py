@@ -562,7 +562,7 @@ def read_sig(value: str) -> tuple[str, str, list[str]]:
     parts = [p.strip() for p in re.split(r",|/|;|&|\band\b|\n|\(|\)", text) if p.strip()]
     slugs = []
     for part in parts:
-        slug = re.sub(r"^sig[\s_-]*", "", part.strip().lower())
+        slug = re.sub(r"^sig[\s_-]*", "", part.lower())
         slug = re.sub(r"-(?:pr-reviews|bugs|feature-requests|misc|api-reviews)$", "", slug)
         slug = re.sub(r"[\s_]+", "-", slug).strip("-.")
         if slug and re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", slug) and slug not in {"lead", "leads", "owner"}:
