@@ -29,9 +29,12 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
+import yaml as pyyaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+
+from releasecal.importers.files import YamlRefused, yaml_guard
 
 # Section keys of the mapping shape, and the milestone kind each stands for.
 SECTION_KINDS = {
@@ -240,6 +243,13 @@ def _clean_text(text: str) -> str:
 
 
 def _load(text: str):
+    """The round-trip document, after the shared guard has read the text's events (an
+    alias bomb, 5,000 nested brackets or a ``!!python`` tag are refused before ruamel.yaml
+    builds anything; a syntax error the guard finds is the file's syntax error)."""
+    try:
+        yaml_guard(text)
+    except YamlRefused as exc:
+        raise RecordFileError(f"{exc.message} It is not an exceptions.yaml file.") from None
     return _yaml().load(text)
 
 
@@ -250,7 +260,7 @@ def read_record_file(text: str) -> RecordFile:
         raise RecordFileError("The file is empty.")
     try:
         doc = _load(text)
-    except YAMLError as exc:
+    except (YAMLError, pyyaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "it does not parse"
