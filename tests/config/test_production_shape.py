@@ -113,6 +113,14 @@ def test_compose_reuses_one_service_definition():
     assert len(images) == 1
 
 
+def test_compose_publishes_the_web_port_on_loopback_unless_told_otherwise():
+    (ports,) = load_compose()["services"]["web"]["ports"]
+    assert ports == "${WEB_BIND:-127.0.0.1}:${WEB_PORT:-8000}:8000"
+    for name, service in load_compose()["services"].items():
+        if name != "web":
+            assert "ports" not in service, name
+
+
 def test_dockerfile_is_multi_stage_non_root_with_healthcheck_and_collectstatic():
     text = DOCKERFILE.read_text()
     assert text.count("\nFROM ") >= 2
