@@ -1,12 +1,13 @@
 #!/usr/bin/env python
 """Django's command-line utility for administrative tasks."""
 
-import os
 import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    from config import env
+
+    env.use_settings_module()
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

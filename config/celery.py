@@ -1,10 +1,10 @@
 """The Celery app. Broker and settings come from Django settings (CELERY_ namespace)."""
 
-import os
-
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+from config import env
+
+env.use_settings_module()
 
 app = Celery("releasecal")
 app.config_from_object("django.conf:settings", namespace="CELERY")

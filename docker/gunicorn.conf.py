@@ -1,26 +1,44 @@
-"""Gunicorn settings for the web containers (all overridable by environment)."""
+"""Gunicorn settings for the web containers, from the environment through the one
+declaration (config/env.py), read here before Django starts.
 
-import os
+The whole environment is checked now, in the master, the production refusals included:
+a bad value stops gunicorn with one line naming it, before any worker boots (a worker
+that failed on it would be started again and again).
+"""
+
+import sys
+from pathlib import Path
 
 from gunicorn.glogging import Logger
 
-bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
-workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
-threads = int(os.environ.get("GUNICORN_THREADS", "2"))
-timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout, for config.env
+
+from config import env
+
+environment = env.load()
+if environment["DJANGO_SETTINGS_MODULE"] == env.PRODUCTION_SETTINGS:
+    env.check_production(environment)
+
+bind = environment["GUNICORN_BIND"]
+workers = environment["WEB_CONCURRENCY"]
+threads = environment["GUNICORN_THREADS"]
+timeout = environment["GUNICORN_TIMEOUT"]
 # On SIGTERM, workers get this long to finish in-flight requests.
-graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "25"))
+graceful_timeout = environment["GUNICORN_GRACEFUL_TIMEOUT"]
 keepalive = 5
-max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "2000"))
+max_requests = environment["GUNICORN_MAX_REQUESTS"]
 max_requests_jitter = 200
 # A RAM-backed heartbeat file, as gunicorn recommends in containers.
-worker_tmp_dir = os.environ.get("GUNICORN_WORKER_TMP_DIR", "/dev/shm" if os.path.isdir("/dev/shm") else None)  # noqa: S108
+if environment["GUNICORN_WORKER_TMP_DIR"]:
+    worker_tmp_dir = str(environment["GUNICORN_WORKER_TMP_DIR"])
+elif Path("/dev/shm").is_dir():  # noqa: S108
+    worker_tmp_dir = "/dev/shm"  # noqa: S108
 # Trust X-Forwarded-* only from the proxy network.
-forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+forwarded_allow_ips = environment["FORWARDED_ALLOW_IPS"]
 # gunicornc's control socket: gunicorn's default is under $HOME, which in the image is the
 # code the app user cannot write; the image sets GUNICORN_CONTROL_SOCKET=/tmp/gunicorn.ctl.
-if os.environ.get("GUNICORN_CONTROL_SOCKET"):
-    control_socket = os.environ["GUNICORN_CONTROL_SOCKET"]
+if environment["GUNICORN_CONTROL_SOCKET"]:
+    control_socket = str(environment["GUNICORN_CONTROL_SOCKET"])
 accesslog = "-"
 errorlog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'

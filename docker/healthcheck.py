@@ -1,15 +1,20 @@
 """The web container's health check: GET /healthz from gunicorn on its own port.
 
 Exit 0 on a 200, 1 otherwise. The port comes from GUNICORN_BIND (docker/gunicorn.conf.py
-binds there, 0.0.0.0:8000 by default), so a changed bind keeps the check right.
-Run by the image's HEALTHCHECK and by compose's web service: python docker/healthcheck.py
+binds there, 0.0.0.0:8000 by default; read through config/env.py), so a changed bind
+keeps the check right. Run by the image's HEALTHCHECK and by compose's web service:
+python docker/healthcheck.py
 """
 
-import os
 import sys
 import urllib.request
+from pathlib import Path
 
-bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000").split(",")[0].strip()
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout, for config.env
+
+from config import env
+
+bind = env.read("GUNICORN_BIND").split(",")[0].strip()
 host, _, port = bind.rpartition(":")
 host = host.strip("[]")
 if host in ("", "0.0.0.0", "::"):  # noqa: S104 (bound everywhere: ask on loopback)

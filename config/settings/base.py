@@ -1,4 +1,6 @@
-"""Settings, read from the environment in one place.
+"""Settings, from the environment: every variable is declared in config/env.py (type,
+default, range, description; docs/settings.md is generated from it) and read here
+through it, checked all at once: a bad value stops the start with one line naming it.
 
 The embedded default (no variables set) is a development setup: SQLite, local-memory
 cache, a file-system Celery broker and console email. Production sets DATABASE_URL,
@@ -7,36 +9,26 @@ REDIS_URL, SECRET_KEY, ALLOWED_HOSTS and DEBUG=0 (see docker/.env.example).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONCE as _CSP_NONCE
-from django.core.exceptions import ImproperlyConfigured
+
+from config import env
+
+# Lower case: not a Django setting (it holds the secrets as read).
+environment = env.load()
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = Path(os.environ.get("RELEASECAL_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = environment["RELEASECAL_VAR_DIR"] or BASE_DIR / "var"
 
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-DEV_SECRET_KEY = "dev-only-not-secret-releasecal-embedded-default"  # noqa: S105 (refused when DEBUG is off)
-DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET_KEY)
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+DEBUG = environment["DEBUG"]
+SECRET_KEY = environment["SECRET_KEY"]
+ALLOWED_HOSTS = environment["ALLOWED_HOSTS"]
+CSRF_TRUSTED_ORIGINS = environment["CSRF_TRUSTED_ORIGINS"]
 # The host part of calendar UIDs: stable across deployments of the same instance.
-SITE_HOST = os.environ.get("SITE_HOST", "releasecal.local")
-SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+SITE_HOST = environment["SITE_HOST"]
+SITE_URL = environment["SITE_URL"].rstrip("/")
 
 INSTALLED_APPS = [
     "config.admin_apps.AdminConfig",  # django.contrib.admin with the release team's cockpit
@@ -100,25 +92,25 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'releasecal.sqlite3'}",
-        conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")),
+        environment["DATABASE_URL"] or f"sqlite:///{VAR_DIR / 'releasecal.sqlite3'}",
+        conn_max_age=environment["CONN_MAX_AGE"],
         conn_health_checks=True,
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_URL = environment["REDIS_URL"]
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "releasecal"),
+            "KEY_PREFIX": environment["CACHE_KEY_PREFIX"],
             # Short socket timeouts: a frozen Redis costs a request at most this long
             # (throttles fail open, feeds fall back to the database), never a stall.
             "OPTIONS": {
-                "socket_connect_timeout": float(os.environ.get("CACHE_CONNECT_TIMEOUT", "0.5")),
-                "socket_timeout": float(os.environ.get("CACHE_SOCKET_TIMEOUT", "0.5")),
+                "socket_connect_timeout": environment["CACHE_CONNECT_TIMEOUT"],
+                "socket_timeout": environment["CACHE_SOCKET_TIMEOUT"],
             },
         }
     }
@@ -138,7 +130,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATIC_ROOT = environment["STATIC_ROOT"] or BASE_DIR / "staticfiles"
 # Hashed, compressed static files need `collectstatic`: production turns them on
 # (settings_production); development and tests serve the plain files.
 STORAGES = {
@@ -193,15 +185,15 @@ REST_FRAMEWORK = {
         "api.throttles.ScopedThrottle",  # only views with a throttle_scope
     ],
     "DEFAULT_THROTTLE_RATES": {
-        "anon": os.environ.get("API_THROTTLE_ANON", "600/min"),
-        "user": os.environ.get("API_THROTTLE_USER", "3000/min"),
+        "anon": environment["API_THROTTLE_ANON"],
+        "user": environment["API_THROTTLE_USER"],
         # exceptions/parse/: anonymous, up to half a second of CPU per call.
-        "parse": os.environ.get("API_THROTTLE_PARSE", "60/min"),
+        "parse": environment["API_THROTTLE_PARSE"],
     },
     # How many proxies of ours stand in front of gunicorn and append to
     # X-Forwarded-For. 0: count the connecting address, ignore the header (anyone can
     # write it). Behind one proxy (compose, a load balancer): 1.
-    "NUM_PROXIES": int(os.environ.get("NUM_PROXIES", "0")),
+    "NUM_PROXIES": environment["NUM_PROXIES"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "releasecal API",
@@ -215,7 +207,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Email: EMAIL_URL such as smtp://user:pass@host:587 or console:// (the default).
-EMAIL_URL = os.environ.get("EMAIL_URL", "console://")
+EMAIL_URL = environment["EMAIL_URL"]
 if EMAIL_URL.startswith("console:"):
     EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 elif EMAIL_URL.startswith("locmem:"):
@@ -231,18 +223,18 @@ else:
     EMAIL_HOST_PASSWORD = unquote(_email.password or "")
     EMAIL_USE_TLS = _email.scheme in {"smtp+tls", "submission"} or EMAIL_PORT == 587
     EMAIL_USE_SSL = _email.scheme == "smtps"
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "releasecal <releasecal@localhost>")
+DEFAULT_FROM_EMAIL = environment["DEFAULT_FROM_EMAIL"]
 
-SLACK_SIGNING_SECRET = os.environ.get("SLACK_SIGNING_SECRET", "")
-SLACK_BOT_TOKEN = os.environ.get("SLACK_BOT_TOKEN", "")
-SLACK_API_URL = os.environ.get("SLACK_API_URL", "https://slack.com/api/")
+SLACK_SIGNING_SECRET = environment["SLACK_SIGNING_SECRET"]
+SLACK_BOT_TOKEN = environment["SLACK_BOT_TOKEN"]
+SLACK_API_URL = environment["SLACK_API_URL"]
 # Where new exception requests are posted with Approve / Reject buttons (a channel id).
-SLACK_RELEASE_TEAM_CHANNEL = os.environ.get("SLACK_RELEASE_TEAM_CHANNEL", "")
+SLACK_RELEASE_TEAM_CHANNEL = environment["SLACK_RELEASE_TEAM_CHANNEL"]
 
 # Celery. Production: Redis (CELERY_BROKER_URL, else REDIS_URL). The embedded default
 # needs nothing installed: kombu's file-system transport under var/celery/.
 # (The host in "filesystem://localhost/" is ignored; without one kombu warns on every use.)
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://localhost/"
+CELERY_BROKER_URL = environment["CELERY_BROKER_URL"] or REDIS_URL or "filesystem://localhost/"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _celery_dir = VAR_DIR / "celery"
     for _sub in ("queue", "processed"):
@@ -257,7 +249,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     # Longer than any task may run (time limits below): a message unacknowledged this
     # long is redelivered. Nothing is scheduled with an ETA, so none outlives it.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": environment["CELERY_VISIBILITY_TIMEOUT"]}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Publishing happens on commit in web requests: with the broker down, give up within a
 # couple of seconds (the minute sweep queues whatever was not) instead of hanging.
@@ -265,7 +257,7 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 # The queue web, beat and workers share; give each deployment (or test run) its own
 # when several share one Redis database.
-CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")
+CELERY_TASK_DEFAULT_QUEUE = environment["CELERY_QUEUE"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -279,9 +271,8 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Every REMINDERS_SWEEP_SECONDS (a minute), find due reminders and schedule notices and
 # queue their sends. A sweep not started before the next one is due is dropped (expires).
-REMINDERS_SWEEP_SECONDS = float(os.environ.get("REMINDERS_SWEEP_SECONDS") or 60)
-if not 1 <= REMINDERS_SWEEP_SECONDS <= 120:  # well inside REMINDERS_STALL_MINUTES
-    raise ImproperlyConfigured(f"REMINDERS_SWEEP_SECONDS must be 1 to 120, not {REMINDERS_SWEEP_SECONDS:g}")
+# 1 to 120 s (config/env.py): well inside REMINDERS_STALL_MINUTES.
+REMINDERS_SWEEP_SECONDS = environment["REMINDERS_SWEEP_SECONDS"]
 _SWEEP_OPTIONS = {"expires": max(1.0, REMINDERS_SWEEP_SECONDS - 5)}
 CELERY_BEAT_SCHEDULE = {
     "reminders-sweep": {"task": "reminders.sweep", "schedule": REMINDERS_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
@@ -290,18 +281,16 @@ CELERY_BEAT_SCHEDULE = {
 
 # The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,
 # polled by beat; off unless host, user and password are set.
-INTAKE_IMAP_HOST = os.environ.get("INTAKE_IMAP_HOST", "")
-INTAKE_IMAP_PORT = int(os.environ.get("INTAKE_IMAP_PORT") or 0) or (
-    143 if os.environ.get("INTAKE_IMAP_TLS", "ssl") != "ssl" else 993
-)
-INTAKE_IMAP_USER = os.environ.get("INTAKE_IMAP_USER", "")
-INTAKE_IMAP_PASSWORD = os.environ.get("INTAKE_IMAP_PASSWORD", "")  # or an app password
-INTAKE_IMAP_FOLDER = os.environ.get("INTAKE_IMAP_FOLDER", "INBOX")
-INTAKE_IMAP_TLS = os.environ.get("INTAKE_IMAP_TLS", "ssl")  # ssl, starttls, or none (loopback only)
-INTAKE_IMAP_ENTERED_BY = os.environ.get("INTAKE_IMAP_ENTERED_BY", "")  # the mailbox owner's username
-INTAKE_IMAP_BATCH = int(os.environ.get("INTAKE_IMAP_BATCH", "50"))
-INTAKE_IMAP_TIMEOUT = float(os.environ.get("INTAKE_IMAP_TIMEOUT", "30"))
-INTAKE_IMAP_POLL_SECONDS = float(os.environ.get("INTAKE_IMAP_POLL_SECONDS", "60"))
+INTAKE_IMAP_HOST = environment["INTAKE_IMAP_HOST"]
+INTAKE_IMAP_TLS = environment["INTAKE_IMAP_TLS"]  # ssl, starttls, or none (loopback only)
+INTAKE_IMAP_PORT = environment["INTAKE_IMAP_PORT"] or (143 if INTAKE_IMAP_TLS != "ssl" else 993)
+INTAKE_IMAP_USER = environment["INTAKE_IMAP_USER"]
+INTAKE_IMAP_PASSWORD = environment["INTAKE_IMAP_PASSWORD"]  # or an app password
+INTAKE_IMAP_FOLDER = environment["INTAKE_IMAP_FOLDER"]
+INTAKE_IMAP_ENTERED_BY = environment["INTAKE_IMAP_ENTERED_BY"]  # the mailbox owner's username
+INTAKE_IMAP_BATCH = environment["INTAKE_IMAP_BATCH"]
+INTAKE_IMAP_TIMEOUT = environment["INTAKE_IMAP_TIMEOUT"]
+INTAKE_IMAP_POLL_SECONDS = environment["INTAKE_IMAP_POLL_SECONDS"]
 if INTAKE_IMAP_HOST:
     CELERY_BEAT_SCHEDULE["intake-poll"] = {
         "task": "intake.poll_mailbox",
@@ -310,33 +299,33 @@ if INTAKE_IMAP_HOST:
     }
 
 # Reminders (see docs/reminders.md).
-REMINDERS_GRACE_MINUTES = int(os.environ.get("REMINDERS_GRACE_MINUTES", "30"))
+REMINDERS_GRACE_MINUTES = environment["REMINDERS_GRACE_MINUTES"]
 # No completed sweep for this long: check_services and the admin say so, the team is alerted once.
-REMINDERS_STALL_MINUTES = int(os.environ.get("REMINDERS_STALL_MINUTES", "5"))
-REMINDERS_LEASE_SECONDS = int(os.environ.get("REMINDERS_LEASE_SECONDS", "300"))
+REMINDERS_STALL_MINUTES = environment["REMINDERS_STALL_MINUTES"]
+REMINDERS_LEASE_SECONDS = environment["REMINDERS_LEASE_SECONDS"]
 REMINDERS_SEND_TIME_LIMIT = max(2, int(REMINDERS_LEASE_SECONDS * 0.8))
 REMINDERS_SEND_SOFT_TIME_LIMIT = max(1, int(REMINDERS_LEASE_SECONDS * 0.6))
-REMINDERS_REQUEUE_SECONDS = int(os.environ.get("REMINDERS_REQUEUE_SECONDS", "300"))
-REMINDERS_MAX_ATTEMPTS = int(os.environ.get("REMINDERS_MAX_ATTEMPTS", "6"))
-REMINDERS_RETRY_BASE_SECONDS = float(os.environ.get("REMINDERS_RETRY_BASE_SECONDS", "60"))
-REMINDERS_RETRY_MAX_SECONDS = float(os.environ.get("REMINDERS_RETRY_MAX_SECONDS", "3600"))
-REMINDERS_HTTP_TIMEOUT = float(os.environ.get("REMINDERS_HTTP_TIMEOUT", "10"))
-REMINDERS_HTTP_TRIES = int(os.environ.get("REMINDERS_HTTP_TRIES", "3"))
-REMINDERS_HTTP_BACKOFF_BASE = float(os.environ.get("REMINDERS_HTTP_BACKOFF_BASE", "0.5"))
-REMINDERS_HTTP_BACKOFF_MAX = float(os.environ.get("REMINDERS_HTTP_BACKOFF_MAX", "8"))
+REMINDERS_REQUEUE_SECONDS = environment["REMINDERS_REQUEUE_SECONDS"]
+REMINDERS_MAX_ATTEMPTS = environment["REMINDERS_MAX_ATTEMPTS"]
+REMINDERS_RETRY_BASE_SECONDS = environment["REMINDERS_RETRY_BASE_SECONDS"]
+REMINDERS_RETRY_MAX_SECONDS = environment["REMINDERS_RETRY_MAX_SECONDS"]
+REMINDERS_HTTP_TIMEOUT = environment["REMINDERS_HTTP_TIMEOUT"]
+REMINDERS_HTTP_TRIES = environment["REMINDERS_HTTP_TRIES"]
+REMINDERS_HTTP_BACKOFF_BASE = environment["REMINDERS_HTTP_BACKOFF_BASE"]
+REMINDERS_HTTP_BACKOFF_MAX = environment["REMINDERS_HTTP_BACKOFF_MAX"]
 # Deliveries due in the same sweep for the same channel (or email address) go out as one
 # digest when their rules allow it (ReminderRule.combine); off: one message per row.
-REMINDERS_DIGESTS = os.environ.get("REMINDERS_DIGESTS", "1") == "1"
+REMINDERS_DIGESTS = environment["REMINDERS_DIGESTS"]
 # Slack allows about one message per second per channel: messages per second per Slack
 # channel (or webhook, or DM), shared by every worker through the cache; 0 = no limit.
-REMINDERS_SLACK_CHANNEL_RATE = int(os.environ.get("REMINDERS_SLACK_CHANNEL_RATE", "1"))
+REMINDERS_SLACK_CHANNEL_RATE = environment["REMINDERS_SLACK_CHANNEL_RATE"]
 # A send waiting for its channel's turn is queued again with a countdown to its reserved
 # second, at most this long (well below the broker's visibility timeout); a longer wait
 # goes back to the ledger (next_attempt_at) for a later sweep.
-REMINDERS_SLACK_MAX_WAIT_SECONDS = int(os.environ.get("REMINDERS_SLACK_MAX_WAIT_SECONDS", "60"))
-REMINDERS_RELEASE_TEAM_EMAIL = os.environ.get("REMINDERS_RELEASE_TEAM_EMAIL", "release-team@example.com")
-REMINDERS_RELEASE_TEAM_SLACK_CHANNEL = os.environ.get("REMINDERS_RELEASE_TEAM_SLACK_CHANNEL", "release-team")
-EXCEPTION_NUDGE_AFTER_HOURS = float(os.environ.get("EXCEPTION_NUDGE_AFTER_HOURS", "24"))
+REMINDERS_SLACK_MAX_WAIT_SECONDS = environment["REMINDERS_SLACK_MAX_WAIT_SECONDS"]
+REMINDERS_RELEASE_TEAM_EMAIL = environment["REMINDERS_RELEASE_TEAM_EMAIL"]
+REMINDERS_RELEASE_TEAM_SLACK_CHANNEL = environment["REMINDERS_RELEASE_TEAM_SLACK_CHANNEL"]
+EXCEPTION_NUDGE_AFTER_HOURS = environment["EXCEPTION_NUDGE_AFTER_HOURS"]
 
 LOGGING = {
     "version": 1,
@@ -350,10 +339,10 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stdout",
-            "formatter": os.environ.get("LOG_FORMAT", "plain"),
+            "formatter": environment["LOG_FORMAT"],
             "filters": ["redact"],
         }
     },
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": environment["LOG_LEVEL"]},
     "loggers": {"django": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

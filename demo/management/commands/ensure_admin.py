@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
+
+from config import env
 
 USERNAME = "admin"
 PASSWORD_ENV = "RELEASECAL_ADMIN_PASSWORD"  # noqa: S105 (the variable's name, not a password)
@@ -21,16 +22,15 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        password = os.environ.get(PASSWORD_ENV) or secrets.token_urlsafe(12)
+        chosen = env.read(PASSWORD_ENV)
+        password = chosen or secrets.token_urlsafe(12)
         with transaction.atomic():
             user, created = User.objects.get_or_create(username=USERNAME, defaults={"email": "admin@example.com"})
             user.is_staff = user.is_superuser = user.is_active = True
             user.set_password(password)
             user.save()
         origin = getattr(settings, "SITE_URL", "http://127.0.0.1:8000").rstrip("/")
-        source = (
-            f"from {PASSWORD_ENV}" if os.environ.get(PASSWORD_ENV) else "random; set " + PASSWORD_ENV + " to fix it"
-        )
+        source = f"from {PASSWORD_ENV}" if chosen else "random; set " + PASSWORD_ENV + " to fix it"
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS(f"Admin login {'created' if created else 'reset'}:"))
         self.stdout.write(f"  URL:      {origin}/admin/")

@@ -18,13 +18,13 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import getpass
-import os
 import sys
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from config import env
 from exceptions.reader import MAX_CHARS, file_thread, read_thread
 from releasecal import tz
 from releasecal.errors import DomainError
@@ -79,7 +79,7 @@ def _entered_by(username: str | None):
         if user is None:
             raise CommandError(f"No user {username!r} (--entered-by).")
         return user
-    for candidate in (os.environ.get("RELEASECAL_USER", ""), getpass.getuser()):
+    for candidate in (env.read("RELEASECAL_USER"), getpass.getuser()):
         if candidate:
             user = users.filter(username=candidate, is_active=True).first()
             if user is not None:
