@@ -592,6 +592,78 @@ def render_deadline(instant: dt.datetime, zone: str) -> str:
 
 
 @dataclass(frozen=True)
+class DeadlineInput:
+    """A deadline as a form shows it for editing, in ``render_deadline``'s words: the day
+    it closes on and the clock time, empty when it closes at the end of that day."""
+
+    day: str  # ISO date: 2026-12-13
+    time: str  # "" (the end of the day), "18:00", or "01:30-07:00" inside a fold
+
+
+def deadline_input(instant: dt.datetime, zone: str) -> DeadlineInput:
+    """What a form pre-fills for the deadline ``instant`` in ``zone``, read as
+    ``render_deadline`` reads it: 2026-12-14 00:00 AoE is day 2026-12-13 with no time
+    (the end of Sunday 13 December 2026 AoE), never "2026-12-14 00:00". It reads back to
+    the same instant through ``parse_deadline_input``."""
+    if is_day_start(instant, zone):
+        return DeadlineInput(day=deadline_day(instant, zone).isoformat(), time="")
+    day, _, clock = wall_time_input(instant, zone).partition(" ")
+    return DeadlineInput(day=day, time=clock)
+
+
+_DAY_INPUT_RE = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})\s*$")
+_TIME_INPUT_RE = re.compile(r"^\s*(\d{1,2}):(\d{2})(:\d{2})?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?\s*$")
+END_OF_DAY_TIMES = frozenset({"", "24:00", "end of day", "eod"})
+
+
+def parse_deadline_input(day: str, time: str, zone: str, *, field: str = "deadline") -> dt.datetime:
+    """The instant a deadline entered as ``deadline_input`` shows it means, in UTC.
+
+    ``day`` is ``YYYY-MM-DD``; ``time`` empty (or ``24:00``) is the end of that day in
+    ``zone`` (``end_of_day``: D+1 00:00 there), else a wall time ``HH:MM`` taken strictly
+    (a gap or fold is refused with both offsets named, unless it carries an offset). A
+    time at the first instant of a day (``00:00``) is refused: ``render_deadline`` words
+    it as the end of the day before, so the two would name different days."""
+    normalize_zone_name(zone)
+    match = _DAY_INPUT_RE.match(day or "")
+    if not match:
+        raise ValidationFailed(
+            f"Give the {field} day as YYYY-MM-DD (e.g. 2026-12-13), not {(day or '')[:40]!r}.",
+            extra={"field": field, "value": (day or "")[:40]},
+        )
+    try:
+        date = dt.date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError as exc:
+        raise ValidationFailed(
+            f"{day.strip()!r} is not a date: {exc}.", extra={"field": field, "value": day.strip()}
+        ) from None
+    check_plausible_date(date, field=field, shown=day.strip())
+    clock = (time or "").strip()
+    if clock.lower() in END_OF_DAY_TIMES:
+        return end_of_day(date, zone)
+    match = _TIME_INPUT_RE.match(clock)
+    if not match:
+        raise ValidationFailed(
+            f"Give the {field} time as HH:MM (e.g. 18:00), or leave it empty for the end of the day; "
+            f"not {clock[:40]!r}.",
+            extra={"field": field, "value": clock[:40]},
+        )
+    hours, minutes, seconds, offset = match.groups()
+    instant = parse_wall_time(
+        f"{date.isoformat()} {int(hours):02d}:{minutes}{seconds or ''}{offset or ''}", zone, field=field
+    )
+    if is_day_start(instant, zone):
+        shown_zone = normalize_zone_name(zone)
+        raise ValidationFailed(
+            f"{clock} on {_day(local_date(instant, shown_zone))} starts that day: it is the "
+            f"{render_deadline_in_zone(instant, shown_zone)}. Give that day, "
+            f"{deadline_day(instant, shown_zone).isoformat()}, with no time.",
+            extra={"field": field, "day": date.isoformat(), "time": clock},
+        )
+    return instant
+
+
+@dataclass(frozen=True)
 class LocalTime:
     """An instant as seen in one zone: what the API calls ``x_local``."""
 

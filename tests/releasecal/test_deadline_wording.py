@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from exceptions.services import exception_request_approve
 from releasecal import tz
+from releasecal.errors import ValidationFailed
 
 UTC = dt.UTC
 
@@ -295,3 +296,59 @@ def test_the_warnings_about_a_grant_word_its_deadlines(pending_request, release_
         "by the freeze: the Code Freeze deadline (end of Saturday 27 July 2024 PDT (07:00 UTC Sunday 28 July 2024)) "
         "is now later, so it applies."
     )
+
+
+# ------------------------------------------------------------ entering a deadline (issue 24, item 5)
+# A form pre-fills and reads a deadline in the words render_deadline shows it in: the day
+# it closes on, and a clock time only when it is not the end of that day.
+
+
+@pytest.mark.parametrize(
+    ("instant", "zone", "day", "time"),
+    [
+        (dt.datetime(2026, 12, 14, 12, 0, tzinfo=UTC), "AoE", "2026-12-13", ""),  # end of Sunday 13 December AoE
+        (dt.datetime(2024, 7, 27, 2, 0, tzinfo=UTC), "America/Los_Angeles", "2024-07-26", "19:00"),
+        (dt.datetime(2024, 3, 10, 8, 0, tzinfo=UTC), "America/Los_Angeles", "2024-03-09", ""),  # PST midnight
+        (dt.datetime(2024, 11, 3, 8, 30, tzinfo=UTC), "America/Los_Angeles", "2024-11-03", "01:30-07:00"),  # fold
+        (dt.datetime(2024, 9, 8, 4, 0, tzinfo=UTC), "America/Santiago", "2024-09-07", ""),  # midnight skipped
+        (dt.datetime(2024, 7, 27, 2, 0, 30, tzinfo=UTC), "UTC", "2024-07-27", "02:00:30"),
+    ],
+)
+def test_a_deadline_is_entered_as_its_words_name_it_and_reads_back(instant, zone, day, time):
+    shown = tz.deadline_input(instant, zone)
+    assert (shown.day, shown.time) == (day, time)
+    assert tz.parse_deadline_input(shown.day, shown.time, zone) == instant
+    assert tz.deadline_day(instant, zone).isoformat() == day
+
+
+def test_an_empty_time_or_24_00_is_the_end_of_the_day():
+    end = dt.datetime(2026, 12, 14, 12, 0, tzinfo=UTC)
+    assert tz.parse_deadline_input("2026-12-13", "", "AoE") == end
+    assert tz.parse_deadline_input(" 2026-12-13 ", "24:00", "AoE") == end
+    assert tz.parse_deadline_input("2026-12-13", "9:05", "AoE") == dt.datetime(2026, 12, 13, 21, 5, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("day", "time", "zone", "message"),
+    [
+        ("2026-12-14", "00:00", "AoE",
+         "00:00 on Monday 14 December 2026 starts that day: it is the end of Sunday 13 December 2026 AoE. "
+         "Give that day, 2026-12-13, with no time."),
+        ("2024-09-08", "01:00", "America/Santiago",
+         "01:00 on Sunday 8 September 2024 starts that day: it is the end of Saturday 7 September 2024 UTC-03:00. "
+         "Give that day, 2024-09-07, with no time."),
+        ("2024-03-10", "02:30", "America/Los_Angeles",
+         "2024-03-10 02:30 does not exist in America/Los_Angeles: the clocks skip over it when daylight saving "
+         "time starts. The two offsets around the gap are -07:00 and -08:00; give the time with an explicit "
+         "offset or pick a time outside the gap."),
+        ("2026-13-01", "", "AoE", "'2026-13-01' is not a date: month must be in 1..12."),
+        ("1969-12-31", "", "AoE", "The deadline 1969-12-31 is not a plausible date: use a date between 1970 and 2099."),
+        ("tomorrow", "", "AoE", "Give the deadline day as YYYY-MM-DD (e.g. 2026-12-13), not 'tomorrow'."),
+        ("2026-12-13", "noon", "AoE",
+         "Give the deadline time as HH:MM (e.g. 18:00), or leave it empty for the end of the day; not 'noon'."),
+    ],
+)  # fmt: skip
+def test_a_deadline_that_cannot_be_entered_so_is_refused_with_one_sentence(day, time, zone, message):
+    with pytest.raises(ValidationFailed) as err:
+        tz.parse_deadline_input(day, time, zone)
+    assert err.value.message == message
