@@ -1,0 +1,88 @@
+"""Deciding in the admin, in Debian's headless Chromium driven by Playwright (issue 24,
+items 4 and 5): a release lead clicks Confirm and Dismiss of a decision read from email
+on the request page, and approves on a form whose labels stand apart from their values.
+
+Without the browser these tests skip locally and fail under ``CI=true``. About 15 s.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from exceptions.models import Decision, ProposedDecision
+from releasecal.services import enhancement_upsert, tracking_set
+from tests.exceptions.test_admin_decide import _propose
+from tests.pages.test_pages_browser import SHOTS, _migrated_rows, browser, migrated_rows  # noqa: F401 (fixtures)
+
+UTC = dt.UTC
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def signed_in(browser, live_server, migrated_rows, decider):  # noqa: F811
+    _migrated_rows()
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", decider.username)
+    page.fill("#id_password", "pw-rel-lead-1")
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{live_server.url}/admin/")
+    yield page
+    context.close()
+
+
+def _second_request(release):
+    from exceptions.services import RequestFields, exception_request_submit
+
+    kep = enhancement_upsert(number=4330, title="Compatibility versions", owning_sig="architecture")
+    tracking_set(release=release, enhancement=kep, stage="alpha", status="tracked")
+    return exception_request_submit(
+        enhancement=kep,
+        milestone=release.milestones.get(kind__slug="code-freeze"),
+        requester_name="Siyuan Zhang",
+        requester_email="siyuan@example.com",
+        submitted_at=dt.datetime(2026, 11, 30, 10, 0, tzinfo=UTC),
+        fields=RequestFields(days=3),
+    )
+
+
+def test_a_lead_confirms_and_dismisses_decisions_read_from_email_on_the_request_page(
+    signed_in,
+    live_server,
+    aoe_release,
+    request_1880,
+    decider,
+):
+    page = signed_in
+    confirmed = _propose(request_1880)
+    other = _second_request(aoe_release)
+    dismissed = _propose(other, outcome="rejected")
+
+    page.goto(f"{live_server.url}/admin/exceptions/exceptionrequest/{request_1880.pk}/change/")
+    page.click("button.rc-confirm")
+    page.wait_for_url(lambda url: url.endswith(f"/exceptionrequest/{request_1880.pk}/change/"))
+    assert page.locator(".messagelist .success").inner_text() == (
+        f"Proposal #{confirmed.pk} confirmed: Exception #{request_1880.pk} for KEP-1880 (Code Freeze)."
+    )
+    assert page.locator("#rc-decision").inner_text().splitlines()[:3] == [
+        "Decision",
+        "Outcome",
+        "Approved",
+    ]
+    decision = Decision.objects.get(request=request_1880)
+    assert (decision.outcome, decision.decided_by_id) == ("approved", decider.pk)
+
+    page.goto(f"{live_server.url}/admin/exceptions/exceptionrequest/{other.pk}/change/")
+    page.click("button.rc-dismiss")
+    page.wait_for_url(lambda url: url.endswith(f"/exceptionrequest/{other.pk}/change/"))
+    assert page.locator(".messagelist .success").inner_text() == (
+        f"Proposal #{dismissed.pk} dismissed: Exception #{other.pk} for KEP-4330 (Code Freeze)."
+    )
+    assert page.locator("button.rc-dismiss").count() == 0
+    assert ProposedDecision.objects.get(pk=dismissed.pk).state == "dismissed"
+    other.refresh_from_db()
+    assert other.state == "pending"
