@@ -30,6 +30,7 @@ from exceptions.models import (
     ExceptionRequest,
     ExceptionRequestRevision,
     ProposedDecision,
+    days_label,
 )
 from exceptions.selectors import effective_deadline, request_deadlines
 from exceptions.services import (
@@ -160,30 +161,72 @@ class SubmitForm(forms.ModelForm):
         return cleaned
 
 
-class ApproveForm(forms.Form):
-    granted_until = WallTimeField(
-        required=True, label="Granted until", help_text="Wall time in the zone below (the release zone if empty)."
+class GrantForm(forms.Form):
+    """A granted deadline, entered in the words it is shown in (``tz.render_deadline``):
+    the day it closes on, and a clock time only when it is not the end of that day. The
+    default "end of Sunday 13 December 2026 AoE" is pre-filled as day 2026-12-13 with no
+    time, never as "2026-12-14 00:00" (the same instant read as another day)."""
+
+    granted_day = forms.CharField(
+        label="Granted until (day)",
+        max_length=40,
+        widget=forms.TextInput(attrs={"size": 12, "placeholder": "YYYY-MM-DD"}),
+        help_text="The last day of the extension, in the zone below (the release zone if empty).",
+    )
+    granted_time = forms.CharField(
+        required=False,
+        label="Time on that day",
+        max_length=40,
+        widget=forms.TextInput(attrs={"size": 12, "placeholder": "end of day"}),
+        help_text="Empty: the end of that day. Or a wall time, HH:MM (18:00).",
     )
     zone = ZoneInput(required=False, label="Zone", help_text="Optional: another IANA zone or AoE.")
+
+    def __init__(self, *args, zone: str, initial_grant: dt.datetime | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.release_zone = zone
+        self.fields["zone"].widget.attrs["placeholder"] = zone
+        if initial_grant is not None:
+            shown = tz.deadline_input(initial_grant, zone)
+            self.fields["granted_day"].initial = shown.day
+            self.fields["granted_time"].initial = shown.time
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        try:
+            cleaned["granted_until"] = tz.parse_deadline_input(
+                cleaned["granted_day"], cleaned["granted_time"], cleaned.get("zone") or self.release_zone,
+                field="granted until",
+            )  # fmt: skip
+        except DomainError as exc:
+            self.add_error("granted_time" if cleaned["granted_time"].strip() else "granted_day", exc.message)
+        return cleaned
+
+
+class ApproveForm(GrantForm):
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
 
     def __init__(self, *args, exception_request: ExceptionRequest, **kwargs):
-        super().__init__(*args, **kwargs)
         self.exception_request = exception_request
-        self.release_zone = exception_request.release.zone
         self.default = default_granted_until(exception_request)
-        self.fields["granted_until"].initial = tz.wall_time_input(self.default, self.release_zone)
-        self.fields["zone"].widget.attrs["placeholder"] = self.release_zone
+        super().__init__(*args, zone=exception_request.release.zone, initial_grant=self.default, **kwargs)
 
     @property
     def default_display(self) -> str:
         return tz.render_deadline(self.default, self.release_zone)
 
-    def clean(self):
-        cleaned = super().clean()
-        if "zone" not in self.errors:
-            parse_wall_into(self, "granted_until", cleaned.get("zone") or self.release_zone)
-        return cleaned
+    @property
+    def default_help(self) -> str:
+        request = self.exception_request
+        if request.days == 0:
+            return "An admission (0 days asked): granted until the freeze itself. Pre-filled below."
+        freeze_day = tz.render_date(tz.deadline_day(request.milestone.deadline, self.release_zone))
+        return (
+            f"The freeze day ({freeze_day}) plus {days_label(request.days)}, to the end of that day in "
+            f"{self.release_zone}. Pre-filled below."
+        )
 
 
 class NoteForm(forms.Form):
@@ -220,6 +263,59 @@ def _revision_rows(revisions: list[ExceptionRequestRevision], zone: str) -> list
         )
         previous = revision
     return rows
+
+
+def decision_summary(obj: ExceptionRequest) -> dict:
+    """What a release-team member reads before deciding, on the approve and reject forms
+    (one request's page and the list actions alike): the request's facts, its answers
+    (why, the risks of adding it late and of cutting it), its PRs, sign-offs and
+    warnings. Each fact is a (label, value) pair the template puts in separate elements."""
+    zone = obj.release.zone
+    current = obj.current
+    milestone = obj.milestone
+    facts = [
+        ("KEP", f"KEP-{obj.enhancement.number}: {obj.enhancement.title}"),
+        ("Freeze", f"{milestone.title}: {milestone.display()}"),
+        ("Days requested", days_label(obj.days)),
+    ]
+    if current is not None and current.until_text:
+        until = current.until_text
+        if current.until_at:
+            until += f" = {tz.render_deadline(current.until_at, current.until_zone or zone)}"
+        facts.append(("Until (as written)", until))
+    requester = obj.requester_label + (f" <{obj.requester_email}>" if obj.requester_email else "")
+    facts += [
+        ("Requester", requester),
+        ("Submitted", tz.render(obj.submitted_at, zone)),
+        ("State", obj.get_state_display()),
+    ]
+    if current is not None and (current.stage or current.sig):
+        facts.append(("Stage / SIG", f"{current.get_stage_display() or '-'} / {current.sig or '-'}"))
+    warnings = list(obj.warnings)
+    closes = request_window_closes(milestone)
+    if obj.submitted_at > closes:
+        warnings.append(
+            f"Filed after the request window closed ({tz.render_deadline(closes, zone)}, "
+            f"{obj.release.exception_window_days} days after the freeze)."
+        )
+    found = effective_deadline(enhancement=obj.enhancement, milestone=milestone)
+    if found.warning:
+        warnings.append(found.warning)
+    for proposal in obj.proposed_decisions.filter(state=ProposedDecision.State.PROPOSED):
+        warnings.extend(proposal.warnings)
+    signoffs = [{"signoff": s, "at": tz.render(s.at, zone)} for s in obj.signoffs.order_by("at", "id")]
+    return {
+        "facts": facts,
+        "answers": [
+            ("Why is it critical", current.reason if current else ""),
+            ("Risks of adding late", current.risks_adding if current else ""),
+            ("Risks of cutting", current.risks_cutting if current else ""),
+        ],
+        "issue_url": current.issue_url if current else "",
+        "pr_urls": list(current.pr_urls) if current else [],
+        "signoffs": signoffs,
+        "warnings": warnings,
+    }
 
 
 def _granted_shown(decision: Decision | None) -> str:
@@ -517,6 +613,8 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
         return Http404(f"No exception request {object_id!r}.")
 
     def _render(self, request, obj, *, title: str, items: list[dict], submit_label: str, extra=None) -> HttpResponse:
+        for item in items:
+            item["summary"] = decision_summary(item["obj"])
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -577,7 +675,7 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
             request,
             obj,
             title=f"Approve {obj}",
-            items=[{"obj": obj, "form": form, "default": form.default_display}],
+            items=[{"obj": obj, "form": form, "default": form.default_display, "default_help": form.default_help}],
             submit_label="Approve",
         )
 
@@ -700,6 +798,7 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
         ]
         for item in items:
             item["default"] = item["form"].default_display
+            item["default_help"] = item["form"].default_help
         if not items:
             return None
         if applying and all(item["form"].is_valid() for item in items):

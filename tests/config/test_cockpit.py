@@ -102,7 +102,7 @@ def test_approving_from_the_cockpit_uses_the_same_view_and_the_request_leaves_th
     page = lead_client.get(approve)
     assert page.status_code == 200
     form = page.context["items"][0]["form"]
-    response = lead_client.post(approve, {"granted_until": form["granted_until"].value(), "zone": "", "note": "ok"})
+    response = lead_client.post(approve, {"granted_day": form["granted_day"].value(), "zone": "", "note": "ok"})
     assert response.status_code == 302
     decision = Decision.objects.get(request=pending_request)
     assert decision.decided_by == lead_user
@@ -130,7 +130,7 @@ def test_the_requester_cannot_decide_from_the_cockpit_either(pending_request, re
     client.force_login(requester)
     approve = f"/admin/exceptions/exceptionrequest/{pending_request.pk}/approve/"
     form = client.get(approve).context["items"][0]["form"]
-    client.post(approve, {"granted_until": form["granted_until"].value(), "zone": "", "note": "mine"})
+    client.post(approve, {"granted_day": form["granted_day"].value(), "zone": "", "note": "mine"})
     assert not Decision.objects.exists()
 
 
@@ -159,7 +159,7 @@ def test_a_lead_approves_from_the_cockpit_in_a_browser(browser, live_server, mig
         page.screenshot(path=str(SHOTS / f"cockpit-{label}.png"), full_page=True)
         if label == "desktop":
             row.locator("a.approve").click()
-            page.wait_for_selector("input[name=granted_until]")
+            page.wait_for_selector("input[name=granted_day]")
             page.click("input[type=submit][name=_submit]")
             page.wait_for_load_state()
             page.goto(f"{live_server.url}/admin/")

@@ -454,8 +454,8 @@ def _approve_in_browser(web: str, *, request_id: int, password: str, tmp_path: P
             page.wait_for_url(lambda url: f"/exceptionrequest/{request_id}/change/" in url)
             page.click("a.rc-approve")
             page.wait_for_url(lambda url: f"/exceptionrequest/{request_id}/approve/" in url)
-            granted = page.locator("input[name$='granted_until']")
-            assert granted.input_value(), "granted_until is prefilled"
+            granted = page.locator("input[name$='granted_day']")
+            assert granted.input_value(), "the granted day is prefilled"
             page.click("input[type=submit][value='Approve']")
             page.wait_for_url(lambda url: f"/exceptionrequest/{request_id}/change/" in url)
             message = page.locator(".messagelist .success").inner_text()

@@ -86,3 +86,46 @@ def test_a_lead_confirms_and_dismisses_decisions_read_from_email_on_the_request_
     assert ProposedDecision.objects.get(pk=dismissed.pk).state == "dismissed"
     other.refresh_from_db()
     assert other.state == "pending"
+
+
+def _overlaps(a: dict, b: dict) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and (a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+    )
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_approve_forms_labels_stand_apart_from_their_values_and_the_default_is_approved(
+    signed_in,
+    live_server,
+    request_1880,
+    width,
+):
+    page = signed_in
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{live_server.url}/admin/exceptions/exceptionrequest/{request_1880.pk}/approve/")
+    rows = page.locator(".rc-fact")
+    assert rows.count() == 14
+    for index in range(rows.count()):
+        row = rows.nth(index)
+        label, value = row.locator("label").bounding_box(), row.locator(".readonly").bounding_box()
+        assert not _overlaps(label, value), (row.inner_text(), label, value)
+        if width == 1280:  # side by side: the value starts right of the label, on its line
+            assert value["x"] >= label["x"] + label["width"], (row.inner_text(), label, value)
+            assert abs(value["y"] - label["y"]) < 10, (row.inner_text(), label, value)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"approve-form-{width}.png"), full_page=True)
+    assert page.input_value("input[name=granted_day]") == "2026-12-13"
+    assert page.input_value("input[name=granted_time]") == ""
+    assert page.locator(".rc-default").inner_text() == (
+        "end of Sunday 13 December 2026 AoE (12:00 UTC Monday 14 December 2026)"
+    )
+    if width == 1280:
+        page.click("input[type=submit][value='Approve']")
+        page.wait_for_url(lambda url: url.endswith(f"/exceptionrequest/{request_1880.pk}/change/"))
+        assert page.locator(".messagelist .success").inner_text() == (
+            f"Approved Exception #{request_1880.pk} for KEP-1880 (Code Freeze): granted until "
+            "end of Sunday 13 December 2026 AoE (12:00 UTC Monday 14 December 2026)."
+        )

@@ -326,10 +326,15 @@ def test_approve_prefills_the_default_and_approving_it_grants_end_of_day(lead_cl
     assert page.status_code == 200
     body = page.content.decode()
     # Freeze 19:00 PDT Tue 23 July + 2 days -> end of Thu 25 July in Los Angeles.
-    assert 'value="2024-07-26 00:00"' in body
+    # Pre-filled in the words it is shown in: the day 25 July, no time (its end).
+    assert 'name="granted_day" value="2024-07-25"' in body
     assert "end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)" in body
     form = page.context["items"][0]["form"]
-    response = lead_client.post(url, {"granted_until": form["granted_until"].value(), "zone": "", "note": "ok"})
+    response = lead_client.post(
+        url,
+        {"granted_day": form["granted_day"].value(), "granted_time": form["granted_time"].value() or "",
+         "zone": "", "note": "ok"},
+    )  # fmt: skip
     assert response.status_code == 302
     decision = Decision.objects.get(request=pending_request)
     assert decision.granted_until == dt.datetime(2024, 7, 26, 7, 0, tzinfo=dt.UTC)
@@ -342,7 +347,9 @@ def test_approve_prefills_the_default_and_approving_it_grants_end_of_day(lead_cl
 
 def test_approve_accepts_an_explicit_time_and_zone(lead_client, pending_request):
     url = _url("exceptions_exceptionrequest_approve", pending_request.pk)
-    response = lead_client.post(url, {"granted_until": "2024-07-27 12:00", "zone": "Europe/Berlin", "note": ""})
+    response = lead_client.post(
+        url, {"granted_day": "2024-07-27", "granted_time": "12:00", "zone": "Europe/Berlin", "note": ""}
+    )
     assert response.status_code == 302
     decision = Decision.objects.get(request=pending_request)
     assert decision.granted_until == dt.datetime(2024, 7, 27, 10, 0, tzinfo=dt.UTC)
@@ -354,7 +361,7 @@ def test_approve_accepts_an_explicit_time_and_zone(lead_client, pending_request)
 
 def test_approve_past_the_hard_stop_shows_the_policy_message(lead_client, pending_request):
     url = _url("exceptions_exceptionrequest_approve", pending_request.pk)
-    response = lead_client.post(url, {"granted_until": "2024-08-02 12:00", "zone": "", "note": ""})
+    response = lead_client.post(url, {"granted_day": "2024-08-02", "granted_time": "12:00", "zone": "", "note": ""})
     assert response.status_code == 200
     assert any("after the release's hard stop" in m for m in _messages(response))
     assert not Decision.objects.filter(request=pending_request).exists()
@@ -362,7 +369,7 @@ def test_approve_past_the_hard_stop_shows_the_policy_message(lead_client, pendin
 
 def test_approve_with_a_gap_time_shows_both_offsets(lead_client, pending_request):
     url = _url("exceptions_exceptionrequest_approve", pending_request.pk)
-    response = lead_client.post(url, {"granted_until": "2024-03-31 02:30", "zone": "Europe/Berlin"})
+    response = lead_client.post(url, {"granted_day": "2024-03-31", "granted_time": "02:30", "zone": "Europe/Berlin"})
     assert response.status_code == 200
     body = response.content.decode()
     assert "+01:00" in body
@@ -382,8 +389,8 @@ def test_reject_asks_for_a_note_and_rejects(lead_client, lead, pending_request):
 
 def test_a_second_approval_shows_a_conflict_message(lead_client, pending_request):
     url = _url("exceptions_exceptionrequest_approve", pending_request.pk)
-    assert lead_client.post(url, {"granted_until": "2024-07-26 00:00"}).status_code == 302
-    response = lead_client.post(url, {"granted_until": "2024-07-26 00:00"}, follow=True)
+    assert lead_client.post(url, {"granted_day": "2024-07-25"}).status_code == 302
+    response = lead_client.post(url, {"granted_day": "2024-07-25"}, follow=True)
     assert response.status_code == 200
     assert any("already approved" in m for m in _messages(response))
     assert Decision.objects.filter(request=pending_request).count() == 1
@@ -399,7 +406,7 @@ def test_the_requester_cannot_decide_their_own_request(client, lead, code_freeze
     )
     client.force_login(lead)
     url = _url("exceptions_exceptionrequest_approve", request.pk)
-    response = client.post(url, {"granted_until": "2024-07-26 00:00"}, follow=True)
+    response = client.post(url, {"granted_day": "2024-07-25"}, follow=True)
     assert response.status_code == 200
     assert any("You filed this request" in m for m in _messages(response))
     request.refresh_from_db()
@@ -433,7 +440,7 @@ def test_a_release_team_member_can_log_in_with_a_password_and_decide(client, lea
     assert client.get(_url("index")).status_code == 200
     page = client.get(_url("exceptions_exceptionrequest_change", pending_request.pk))
     assert "Approve…" in page.content.decode()
-    client.post(_url("exceptions_exceptionrequest_approve", pending_request.pk), {"granted_until": "2024-07-26 00:00"})
+    client.post(_url("exceptions_exceptionrequest_approve", pending_request.pk), {"granted_day": "2024-07-25"})
     pending_request.refresh_from_db()
     assert pending_request.state == "approved"
 
@@ -451,14 +458,14 @@ def test_list_actions_approve_with_per_request_defaults_and_reject_with_a_note(
     changelist = _url("exceptions_exceptionrequest_changelist")
     page = lead_client.post(changelist, {"action": "approve_selected", "_selected_action": [pending_request.pk]})
     assert page.status_code == 200
-    assert 'value="2024-07-26 00:00"' in page.content.decode()
+    assert f'name="r{pending_request.pk}-granted_day" value="2024-07-25"' in page.content.decode()
     response = lead_client.post(
         changelist,
         {
             "action": "approve_selected",
             "_selected_action": [pending_request.pk],
             "apply": "1",
-            f"r{pending_request.pk}-granted_until": "2024-07-26 00:00",
+            f"r{pending_request.pk}-granted_day": "2024-07-25",
         },
     )
     assert response.status_code == 302
