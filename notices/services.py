@@ -19,24 +19,24 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import smtplib
 import time
 
 from celery import current_app
 from django.conf import settings
-from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import F, Q
 
 from exceptions.models import ExceptionRequest
 from exceptions.selectors import Deadline, grant_conflicts, hard_stop_conflicts
 from notices.models import NoticeDelivery, ScheduleNotice
+from outbox.errors import TransportError, backoff_delay
+from outbox.smtp import send_email
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone, Release, Tracking
 from releasecal.selectors import release_hard_stop
 from reminders import ratelimit
 from slack_integration import mrkdwn
-from slack_integration.client import TransportError, backoff_delay, bot_client
+from slack_integration.client import bot_client
 
 log = logging.getLogger(__name__)
 
@@ -249,12 +249,7 @@ def _send_one(notice: ScheduleNotice, delivery: NoticeDelivery) -> None:
     kind, _, address = delivery.recipient.partition(":")
     if kind == "email":
         subject, body = email_message(notice, delivery.keps)
-        try:
-            EmailMessage(subject=subject, body=body, to=[address]).send()
-        except smtplib.SMTPRecipientsRefused as exc:
-            raise TransportError(f"Address refused: {address}", permanent=True) from exc
-        except (smtplib.SMTPException, OSError) as exc:
-            raise TransportError(f"SMTP error: {exc.__class__.__name__}: {exc}") from exc
+        send_email(subject=subject, body=body, address=address)
         return
     client = bot_client()
     if client is None:

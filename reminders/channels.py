@@ -1,23 +1,23 @@
 """Notification channels, one class each, in the style of healthchecks' transports.
 
 Each class knows its recipients and how to send one rendered message to one of them.
-Slack goes through the one Slack client (``slack_integration.client``: bounded retry,
-and a :class:`TransportError` saying whether a failure is permanent and whether it
-disables the channel); email raises the same error. A permanent failure with
-``disable_channel=True`` marks the channel failing.
+Slack goes through the one Slack client (``slack_integration.client``: bounded retry),
+email through ``outbox.smtp``; both raise the outbox's
+:class:`~outbox.errors.TransportError`, saying whether a failure is permanent and whether
+it disables the channel. A permanent failure with ``disable_channel=True`` marks the
+channel failing.
 """
 
 from __future__ import annotations
 
 import logging
-import smtplib
 from typing import ClassVar
 
 from django.conf import settings
-from django.core.mail import EmailMessage
 
-from reminders.messages import DigestPart, Message, render_email, render_email_digest, render_slack_digest
-from slack_integration.client import SlackClient, TransportError, post_webhook
+from outbox.smtp import send_email
+from reminders.messages import DigestPart, Message, render_email_digest, render_slack_digest
+from slack_integration.client import SlackClient, post_webhook
 
 log = logging.getLogger(__name__)
 
@@ -69,19 +69,8 @@ class EmailChannel(ChannelSender):
         return []
 
 
-def send_email(message: Message, address: str) -> None:
-    send_email_text(*render_email(message), address)
-
-
 def send_email_text(subject: str, body: str, address: str) -> None:
-    try:
-        EmailMessage(subject=subject, body=body, to=[address]).send()
-    except smtplib.SMTPRecipientsRefused as exc:
-        raise TransportError(f"Address refused: {address}", permanent=True) from exc
-    except smtplib.SMTPAuthenticationError as exc:
-        raise TransportError("SMTP authentication failed", permanent=True, disable_channel=True) from exc
-    except (smtplib.SMTPException, OSError) as exc:
-        raise TransportError(f"SMTP error: {exc.__class__.__name__}: {exc}") from exc
+    send_email(subject=subject, body=body, address=address)
 
 
 class SlackWebhookChannel(ChannelSender):

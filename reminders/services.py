@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, Exists, F, Q, Value, When
 
 from exceptions.models import ExceptionRequest
+from outbox.errors import TransportError, backoff_delay
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone, MilestoneKind, Tracking
 from reminders import ratelimit
@@ -27,7 +28,6 @@ from reminders.channels import sender_for
 from reminders.messages import message_for_delivery
 from reminders.models import Channel, Delivery, ReminderRule
 from reminders.offsets import parse_offsets
-from slack_integration.client import TransportError, backoff_delay
 
 log = logging.getLogger(__name__)
 

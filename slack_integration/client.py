@@ -4,47 +4,25 @@ DMs and incoming webhooks) goes through here.
 
 In the style of healthchecks' transports: one HTTP transport with bounded retry
 (exponential backoff with jitter for 5xx, timeouts, connection errors and 429 with
-``Retry-After``), and one :class:`TransportError` that says whether a failure is
-``permanent`` (retrying cannot fix it) and whether it should ``disable_channel`` (the
-token or the channel is wrong: a reminder channel is marked failing so the admin shows
-it). Which Slack error is which is decided by one table, :data:`SLACK_ERRORS`.
+``Retry-After``), raising the outbox's :class:`~outbox.errors.TransportError`, which says
+whether a failure is ``permanent`` (retrying cannot fix it), whether it should
+``disable_channel`` (the token or the channel is wrong: a reminder channel is marked
+failing so the admin shows it) and whether it was ``rate_limited`` (a 429).
+Which Slack error is which is decided by one table, :data:`SLACK_ERRORS`.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import time
 from typing import ClassVar
 
 import requests
 from django.conf import settings
 
+from outbox.errors import TransportError, backoff_delay, retry_after
+
 log = logging.getLogger(__name__)
-
-
-class TransportError(Exception):
-    """A message could not be delivered. ``permanent``: do not retry it;
-    ``disable_channel``: the channel's configuration is wrong, not this message."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        permanent: bool = False,
-        disable_channel: bool = False,
-        retry_after: float | None = None,
-        rate_limited: bool = False,
-    ):
-        super().__init__(message)
-        self.message = message
-        self.permanent = permanent or disable_channel
-        self.disable_channel = disable_channel
-        self.retry_after = retry_after
-        self.rate_limited = rate_limited  # Slack answered 429 (retry_after says when to try again)
-
-    def __str__(self) -> str:
-        return self.message
 
 
 DISABLE_CHANNEL = "disable channel"  # the token or the channel is wrong: every message would fail
@@ -91,26 +69,8 @@ def slack_error(error: str) -> TransportError:
     return TransportError(f"Slack: {error}", permanent=kind is not None, disable_channel=kind == DISABLE_CHANNEL)
 
 
-def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float | None = None) -> float:
-    """Exponential backoff with jitter, never less than the server's Retry-After.
-
-    ``attempt`` counts from 0: with ``ceiling = min(cap, base * 2**attempt)`` the delay
-    is drawn from [ceiling/2, ceiling] ("equal jitter": it still grows exponentially,
-    and retries from many workers spread out instead of arriving together).
-    """
-    ceiling = min(cap, base * (2**attempt))
-    delay = random.uniform(ceiling / 2, ceiling)  # noqa: S311 (jitter, not cryptography)
-    if retry_after is not None:
-        delay = max(delay, retry_after)
-    return delay
-
-
 def _retry_after(response: requests.Response) -> float | None:
-    value = response.headers.get("Retry-After", "").strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
+    return retry_after(response.headers, now=time.time())
 
 
 class HttpTransport:

@@ -24,11 +24,12 @@ from django.db import transaction
 
 from exceptions import services as workflow
 from exceptions.services import request_window_closes
+from outbox.errors import TransportError
 from releasecal import tz
 from releasecal.errors import Conflict, DomainError
 from releasecal.models import Enhancement, Milestone, Release, Tracking
 from slack_integration import linking, tasks
-from slack_integration.client import TransportError, bot_client
+from slack_integration.client import bot_client
 from slack_integration.models import SlackIdentity
 from slack_integration.mrkdwn import context, escape, plain, section
 from slack_integration.signature import slack_id

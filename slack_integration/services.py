@@ -8,9 +8,10 @@ from django.conf import settings
 from django.db import transaction
 
 from exceptions.models import ExceptionRequest
+from outbox.errors import TransportError
 from releasecal import tz
 from slack_integration import blocks, home, mrkdwn
-from slack_integration.client import TransportError, bot_client
+from slack_integration.client import bot_client
 from slack_integration.models import SlackDecisionMessage, SlackIdentity, SlackRequesterNotice
 
 logger = logging.getLogger(__name__)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from outbox.errors import TransportError
 from slack_integration import services
-from slack_integration.client import TransportError
 
 # Bounded retry with short backoff: 5 s, 10 s, 20 s, 40 s, 60 s. A request never
 # posted still shows in the admin and the API; nothing waits on a long countdown.

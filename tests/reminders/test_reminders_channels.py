@@ -6,10 +6,11 @@ import datetime as dt
 
 import pytest
 
+from outbox.errors import TransportError
 from reminders import services
 from reminders.messages import Message, render_slack
 from reminders.models import Channel, Delivery
-from slack_integration.client import HttpTransport, TransportError, backoff_delay
+from slack_integration.client import HttpTransport
 from tests.support.fake_slack import FakeSlack
 from tests.support.reminders_helpers import channel, code_freeze_of, future_release, hour_from_now, rule
 
@@ -170,14 +171,6 @@ def test_a_timeout_is_transient(settings):
         fake.stop()
     assert not caught.value.permanent
     assert caught.value.message.startswith("Timed out")
-
-
-def test_backoff_grows_exponentially_with_jitter_and_stays_under_the_cap():
-    for attempt in range(10):
-        delay = backoff_delay(attempt, base=1, cap=30)
-        ceiling = min(30, 2**attempt)
-        assert ceiling / 2 <= delay <= ceiling
-    assert backoff_delay(0, base=1, cap=30, retry_after=7) == 7
 
 
 def test_slack_text_is_escaped_for_mrkdwn():

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from outbox.errors import TransportError
 from slack_integration import services
 from slack_integration.client import (
     DISABLE_CHANNEL,
     PERMANENT,
     SLACK_ERRORS,
     SlackClient,
-    TransportError,
     bot_client,
     post_webhook,
 )

@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 
 from exceptions.models import ExceptionRequest
 from exceptions.services import RequestFields, exception_request_submit
+from outbox.errors import TransportError
 from slack_integration import tasks
-from slack_integration.client import TransportError
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
 from tests.support.slack import post_signed
 

@@ -13,9 +13,9 @@ import pytest
 
 from exceptions.models import ExceptionRequest
 from exceptions.services import exception_request_approve, exception_request_reject
+from outbox.errors import TransportError
 from releasecal import tz
 from slack_integration import services, tasks
-from slack_integration.client import TransportError
 from slack_integration.models import SlackIdentity, SlackRequesterNotice
 from tests.support.slack import post_signed
 
