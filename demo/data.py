@@ -177,9 +177,9 @@ def _keps(release: Release, users: dict[str, User]) -> dict[int, Enhancement]:
         )
         for handle in authors:
             if handle in users:
-                EnhancementOwner.objects.filter(enhancement=enhancement, github=handle, user__isnull=True).update(
-                    user=users[handle], email=users[handle].email
-                )
+                EnhancementOwner.objects.filter(
+                    enhancement=enhancement, github__iexact=handle, user__isnull=True
+                ).update(user=users[handle], email=users[handle].email)
         if not release.tracking.filter(enhancement=enhancement).exists():
             tracking_set(
                 release=release,

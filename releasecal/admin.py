@@ -30,7 +30,7 @@ from releasecal.models import (
     SigLead,
     Tracking,
 )
-from releasecal.selectors import release_hard_stop
+from releasecal.selectors import github_handle, release_hard_stop
 from releasecal.services import (
     enhancement_owners_changed,
     milestone_cancel,
@@ -453,8 +453,27 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
         self.message_user(request, f"Cancelled {count} milestone(s).", messages.SUCCESS)
 
 
+class EnhancementOwnerFormSet(forms.BaseInlineFormSet):
+    """A handle once per KEP in any case, with or without its @ (the database refuses a
+    second row; two new rows in one form would otherwise be a 500)."""
+
+    def clean(self):
+        super().clean()
+        seen: dict[str, str] = {}
+        for form in self.forms:
+            if not getattr(form, "cleaned_data", None) or form.cleaned_data.get("DELETE"):
+                continue
+            handle = github_handle(form.cleaned_data.get("github") or "")
+            form.cleaned_data["github"] = form.instance.github = handle
+            if handle and handle.lower() in seen:
+                raise forms.ValidationError(f"@{handle} is already an owner (as @{seen[handle.lower()]}).")
+            if handle:
+                seen[handle.lower()] = handle
+
+
 class EnhancementOwnerInline(admin.TabularInline):
     model = EnhancementOwner
+    formset = EnhancementOwnerFormSet
     extra = 1
     fields = ["github", "email", "slack_id", "user"]
     raw_id_fields = ["user"]
@@ -470,10 +489,23 @@ class TrackingInline(admin.TabularInline):
 
 @admin.register(Enhancement)
 class EnhancementAdmin(admin.ModelAdmin):
-    list_display = ["number", "title", "owning_sig", "issue_url"]
-    list_filter = ["owning_sig"]
-    search_fields = ["number__exact", "title", "owning_sig", "owners__github"]
+    list_display = ["number", "title", "owning_sig", "kep_status", "kep_stage", "latest_milestone"]
+    list_filter = ["owning_sig", "kep_status", "kep_stage"]
+    search_fields = ["number__exact", "title", "owning_sig", "owners__github", "people__github"]
+    readonly_fields = ["kep_status", "kep_stage", "latest_milestone", "stage_milestones", "kep_path", "people_named"]
+    fieldsets = [
+        (None, {"fields": ["number", "title", "owning_sig", "participating_sigs", "issue_url"]}),
+        ("As kep.yaml says (import_keps writes it; an edit here would be undone)", {"fields": readonly_fields}),
+    ]
     inlines = [EnhancementOwnerInline, TrackingInline]
+
+    @admin.display(description="People kep.yaml names")
+    def people_named(self, obj: Enhancement) -> str:
+        groups: dict[str, list[str]] = {}
+        for person in obj.people.order_by("role", "stage", "position"):
+            label = person.get_role_display() + (f" ({person.stage})" if person.stage else "")
+            groups.setdefault(label, []).append(f"@{person.github}")
+        return "; ".join(f"{label}: {', '.join(handles)}" for label, handles in groups.items()) or "-"
 
     def save_related(self, request, form, formsets, change):
         # Owner rows edited inline: the reminder ledger re-syncs their deliveries.

@@ -22,7 +22,7 @@ from api.errors import error_responses
 from api.fields import TZ_PARAMETER, StrictBooleanFilter, TimeAwareOutputSerializer, serializer_context, viewer_zone
 from api.filters import OrderingFilter
 from releasecal import selectors
-from releasecal.models import Enhancement, EnhancementOwner, Milestone, Release, Tracking
+from releasecal.models import Enhancement, EnhancementOwner, EnhancementPerson, Milestone, Release, Tracking
 
 
 class TimeAwareListView(generics.ListAPIView):
@@ -199,6 +199,12 @@ class TrackingOutputSerializer(serializers.Serializer):
     pr_urls = serializers.ListField(child=serializers.CharField())
 
 
+class PersonOutputSerializer(serializers.Serializer):
+    github = serializers.CharField()
+    role = serializers.ChoiceField(choices=EnhancementPerson.Role.choices)
+    stage = serializers.CharField(help_text="The stage a PRR approver approved; empty for the other roles")
+
+
 class EnhancementOutputSerializer(serializers.Serializer):
     number = serializers.IntegerField()
     title = serializers.CharField()
@@ -207,22 +213,40 @@ class EnhancementOutputSerializer(serializers.Serializer):
     issue_url = serializers.CharField()
     owners = OwnerOutputSerializer(many=True, source="owners.all")
     tracking = TrackingOutputSerializer(many=True, source="tracking.all")
+    kep_status = serializers.CharField(help_text="The kep.yaml status; empty when not recorded")
+    kep_stage = serializers.CharField(help_text="The kep.yaml stage; empty when not recorded")
+    latest_milestone = serializers.CharField(help_text="The kep.yaml latest-milestone as a release slug (1.34)")
+    stage_milestones = serializers.DictField(
+        child=serializers.CharField(), help_text='The release of each stage: {"alpha": "1.31", "beta": "1.32"}'
+    )
+    people = PersonOutputSerializer(
+        many=True, source="people.all", help_text="Who its kep.yaml names: authors, approvers, reviewers, PRR approvers"
+    )
 
 
 def enhancement_queryset():
     return Enhancement.objects.prefetch_related(
         Prefetch("owners", queryset=EnhancementOwner.objects.order_by("id")),
         Prefetch("tracking", queryset=Tracking.objects.select_related("release").order_by("release__start_date")),
+        Prefetch("people", queryset=EnhancementPerson.objects.order_by("role", "stage", "position", "id")),
     )
 
 
 class EnhancementFilter(django_filters.FilterSet):
     release = django_filters.CharFilter(method="filter_release", help_text="Tracked in this release (slug)")
     sig = django_filters.CharFilter(method="filter_sig", help_text="Owned by or participating SIG, e.g. node")
+    naming = django_filters.CharFilter(
+        method="filter_naming",
+        max_length=40,
+        help_text="Naming this GitHub handle (any case, @ or not) as owner, author, approver, reviewer or PRR approver",
+    )
 
     class Meta:
         model = Enhancement
-        fields = ["release", "sig"]
+        fields = ["release", "sig", "naming"]
+
+    def filter_naming(self, queryset, name, value):
+        return queryset.filter(pk__in=selectors.enhancement_list_naming(handle=value).values("pk"))
 
     def filter_release(self, queryset, name, value):
         return queryset.filter(pk__in=Tracking.objects.filter(release__slug=value).values("enhancement_id"))

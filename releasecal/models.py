@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Lower
 
 from releasecal import tz
 
@@ -254,13 +255,52 @@ class Milestone(models.Model):
 
 
 class Enhancement(models.Model):
-    """A KEP."""
+    """A KEP. What its kep.yaml in kubernetes/enhancements says is kept as it says it
+    (``manage.py import_keps``): the KEP's status, its stage, the release it last moved
+    in and the release of each stage, and (in ``people``) its authors, approvers,
+    reviewers and PRR approvers."""
+
+    class KepStatus(models.TextChoices):
+        # kubernetes/enhancements api/proposal.go: ValidStatuses
+        PROVISIONAL = "provisional", "Provisional"
+        IMPLEMENTABLE = "implementable", "Implementable"
+        IMPLEMENTED = "implemented", "Implemented"
+        DEFERRED = "deferred", "Deferred"
+        REJECTED = "rejected", "Rejected"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+        REPLACED = "replaced", "Replaced"
+
+    class KepStage(models.TextChoices):
+        # kubernetes/enhancements api/proposal.go: ValidStages
+        ALPHA = "alpha", "Alpha"
+        BETA = "beta", "Beta"
+        STABLE = "stable", "Stable"
+        DEPRECATED = "deprecated", "Deprecated"
+        DISABLED = "disabled", "Disabled"
+        REMOVED = "removed", "Removed"
+
+    MAX_NUMBER = 2_147_483_647  # what ``number`` holds (a PostgreSQL integer)
 
     number = models.PositiveIntegerField(unique=True)
     title = models.CharField(max_length=300)
     owning_sig = models.SlugField(max_length=64, db_index=True)
     participating_sigs = models.JSONField(default=list, blank=True)
     issue_url = models.URLField(blank=True, max_length=500)
+    kep_status = models.CharField(
+        max_length=16, choices=KepStatus.choices, blank=True, help_text="The kep.yaml status (empty: not recorded)"
+    )
+    kep_stage = models.CharField(
+        max_length=16, choices=KepStage.choices, blank=True, help_text="The kep.yaml stage: the one it works toward"
+    )
+    latest_milestone = models.CharField(
+        max_length=32, blank=True, help_text="The kep.yaml latest-milestone, as a release slug (1.34)"
+    )
+    stage_milestones = models.JSONField(
+        default=dict, blank=True, help_text='The kep.yaml milestone per stage: {"alpha": "1.31", "beta": "1.32"}'
+    )
+    kep_path = models.CharField(
+        max_length=300, blank=True, help_text="Where its kep.yaml is under keps/: sig-node/2400-node-swap/kep.yaml"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -272,6 +312,10 @@ class Enhancement(models.Model):
 
 
 class EnhancementOwner(models.Model):
+    """Who a KEP's reminders, notices and decisions go to, and who may act for it: its
+    kep.yaml authors (added by import_keps, kept when kep.yaml drops them) and anyone
+    added in the admin. One row per GitHub handle in any case (``@Alice`` is ``alice``)."""
+
     enhancement = models.ForeignKey(Enhancement, on_delete=models.CASCADE, related_name="owners")
     github = models.CharField(max_length=64, blank=True)
     email = models.EmailField(blank=True)
@@ -283,12 +327,53 @@ class EnhancementOwner(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["enhancement", "github"], condition=~Q(github=""), name="one_owner_row_per_github"
+                F("enhancement"), Lower("github"), condition=~Q(github=""), name="one_owner_row_per_github_any_case"
             )
         ]
+        indexes = [models.Index(Lower("github"), name="owner_github_any_case")]
 
     def __str__(self) -> str:
         return self.github or self.email or self.slack_id or "owner"
+
+
+class EnhancementPerson(models.Model):
+    """A person a KEP's kep.yaml names, by GitHub handle, as it names them: replaced
+    whole on every import_keps. The PRR approver is per stage, from
+    ``keps/prod-readiness/<sig>/<number>.yaml``."""
+
+    class Role(models.TextChoices):
+        AUTHOR = "author", "Author"
+        APPROVER = "approver", "Approver"
+        REVIEWER = "reviewer", "Reviewer"
+        PRR_APPROVER = "prr_approver", "PRR approver"
+
+    enhancement = models.ForeignKey(Enhancement, on_delete=models.CASCADE, related_name="people")
+    github = models.CharField(max_length=39, help_text="GitHub handle, as kep.yaml spells it, without the @")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    stage = models.CharField(
+        max_length=16,
+        choices=Enhancement.KepStage.choices,
+        blank=True,
+        help_text="For a PRR approver: the stage approved",
+    )
+    position = models.PositiveSmallIntegerField(default=0, help_text="Order in the kep.yaml list")
+
+    class Meta:
+        ordering = ["enhancement", "role", "stage", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                F("enhancement"), F("role"), F("stage"), Lower("github"), name="one_person_row_per_role_any_case"
+            ),
+            models.CheckConstraint(
+                condition=Q(role="prr_approver", stage__gt="") | (~Q(role="prr_approver") & Q(stage="")),
+                name="person_stage_only_for_prr_approvers",
+            ),
+        ]
+        indexes = [models.Index(Lower("github"), name="person_github_any_case")]
+
+    def __str__(self) -> str:
+        stage = f" ({self.stage})" if self.stage else ""
+        return f"@{self.github}: {self.get_role_display()}{stage} of KEP-{self.enhancement.number}"
 
 
 class Tracking(models.Model):

@@ -4,12 +4,13 @@ in ``exceptions.selectors``)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 
 from django.db.models import Q, QuerySet
 
 from releasecal import tz
 from releasecal.errors import NotFound
-from releasecal.models import Milestone, Release, SigLead
+from releasecal.models import Enhancement, EnhancementPerson, Milestone, Release, SigLead
 
 
 def release_get(*, slug: str) -> Release:
@@ -80,3 +81,37 @@ def sig_leaderships_of(user, sigs: list[str]) -> list[SigLead]:
         return []
     labels = {sig.strip().lower().removeprefix("sig-") for sig in sigs if sig and sig.strip()}
     return list(SigLead.objects.filter(user=user, sig__in=labels).order_by("sig", "role"))
+
+
+# Who a KEP names, for enhancement_list_naming: its owners (EnhancementOwner) and what its
+# kep.yaml says (EnhancementPerson.Role).
+NAMING_ROLES = ("owner", *EnhancementPerson.Role.values)
+
+
+def github_handle(text: str) -> str:
+    """A GitHub handle as people write it (``@Alice``, `` alice ``) for matching: without
+    the @ and the blanks. Handles are compared in any case (``__iexact``)."""
+    return (text or "").strip().removeprefix("@").strip()
+
+
+def enhancement_list_naming(*, handle: str, roles: Collection[str] | None = None) -> QuerySet[Enhancement]:
+    """The KEPs that name GitHub ``handle``, in any case, with or without its @: as an
+    owner, or in their kep.yaml as author, approver, reviewer or PRR approver; ``roles``
+    (of ``NAMING_ROLES``) narrows it, e.g. ``("owner", "author")`` for "my KEPs"."""
+    handle = github_handle(handle)
+    roles = NAMING_ROLES if roles is None else tuple(roles)
+    unknown = sorted(set(roles) - set(NAMING_ROLES))
+    if unknown:
+        raise ValueError(f"roles {unknown} are none of {', '.join(NAMING_ROLES)}")
+    if not handle:
+        return Enhancement.objects.none()
+    matches = Q()
+    if "owner" in roles:
+        matches |= Q(owners__github__iexact=handle)
+    people = [role for role in roles if role != "owner"]
+    if people:
+        matches |= Q(people__github__iexact=handle, people__role__in=people)
+    if not matches:
+        return Enhancement.objects.none()
+    numbers = Enhancement.objects.filter(matches).values("pk")
+    return Enhancement.objects.filter(pk__in=numbers).order_by("number")

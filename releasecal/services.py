@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from django.db import transaction
@@ -12,7 +14,16 @@ from django.forms.models import model_to_dict
 from releasecal import tz
 from releasecal.defaults import DEFAULT_KINDS, GROUP_PERMISSIONS, LATER_GROUP_PERMISSIONS
 from releasecal.errors import ValidationFailed
-from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, MilestoneKind, Release, Tracking
+from releasecal.models import (
+    AuditLog,
+    Enhancement,
+    EnhancementOwner,
+    EnhancementPerson,
+    Milestone,
+    MilestoneKind,
+    Release,
+    Tracking,
+)
 from releasecal.selectors import release_hard_stop
 
 # Hooks other apps register to hear that a deadline moved or was cancelled (the
@@ -291,19 +302,167 @@ def enhancement_upsert(
     )
     before = owners_snapshot(enhancement)
     for owner in owners or []:
-        github = (owner.get("github") or "").lstrip("@")
+        github = (owner.get("github") or "").strip().lstrip("@")
         if github:
-            EnhancementOwner.objects.update_or_create(
-                enhancement=enhancement,
-                github=github,
-                defaults={"email": owner.get("email", ""), "slack_id": owner.get("slack_id", "")},
-            )
+            # One row per handle in any case; only what the caller gives is written (a
+            # re-import naming the handle alone keeps the email and Slack id on file).
+            given = {key: owner[key] for key in ("email", "slack_id") if key in owner}
+            row = EnhancementOwner.objects.filter(enhancement=enhancement, github__iexact=github).first()
+            if row is None:
+                EnhancementOwner.objects.create(enhancement=enhancement, github=github, **given)
+            elif any(getattr(row, key) != value for key, value in given.items()):
+                EnhancementOwner.objects.filter(pk=row.pk).update(**given)
         else:
             EnhancementOwner.objects.create(
                 enhancement=enhancement, email=owner.get("email", ""), slack_id=owner.get("slack_id", "")
             )
     enhancement_owners_changed(enhancement, before=before)
     return enhancement
+
+
+@dataclass
+class KepRecord:
+    """What one kep.yaml says, read and checked (``releasecal.importers.keps``): handles
+    without the @, SIGs as labels (``node``), releases as slugs (``1.34``)."""
+
+    number: int
+    title: str
+    owning_sig: str
+    participating_sigs: list[str] = dataclass_field(default_factory=list)
+    kep_status: str = ""
+    kep_stage: str = ""
+    latest_milestone: str = ""
+    stage_milestones: dict[str, str] = dataclass_field(default_factory=dict)
+    kep_path: str = ""
+    authors: list[str] = dataclass_field(default_factory=list)
+    approvers: list[str] = dataclass_field(default_factory=list)
+    reviewers: list[str] = dataclass_field(default_factory=list)
+    prr_approvers: dict[str, str] = dataclass_field(default_factory=dict)  # stage -> handle
+
+    def people(self) -> list[tuple[str, str, str, int]]:
+        """(role, stage, handle, position) of everyone it names."""
+        role = EnhancementPerson.Role
+        lists = ((role.AUTHOR, self.authors), (role.APPROVER, self.approvers), (role.REVIEWER, self.reviewers))
+        rows = [(name, "", handle, position) for name, handles in lists for position, handle in enumerate(handles)]
+        rows += [(role.PRR_APPROVER, stage, handle, 0) for stage, handle in self.prr_approvers.items()]
+        return rows
+
+
+@dataclass
+class KepRecordSaved:
+    enhancement: Enhancement
+    outcome: str  # "created", "updated" or "unchanged"
+    changed: list[str] = dataclass_field(default_factory=list)  # what changed: field names, "owners", "people"
+    notes: list[str] = dataclass_field(default_factory=list)
+
+
+_KEP_FIELDS = (
+    "title", "owning_sig", "participating_sigs", "kep_status", "kep_stage", "latest_milestone", "stage_milestones",
+    "kep_path",
+)  # fmt: skip
+
+
+def enhancement_kep_record_save(*, record: KepRecord) -> KepRecordSaved:
+    """One kep.yaml's record saved (``enhancement_kep_records_save``)."""
+    return enhancement_kep_records_save(records=[record])[0]
+
+
+@transaction.atomic
+def enhancement_kep_records_save(*, records: list[KepRecord]) -> list[KepRecordSaved]:
+    """Make each KEP say what its kep.yaml says, in one transaction; write nothing for a KEP
+    that already does (a second import of the same tree reads three tables and changes
+    no row, so no feed version moves).
+
+    Authors become owners when no owner has their handle in any case; owners kep.yaml no
+    longer names are kept (they may carry an email or Slack id given by hand). The people
+    kep.yaml names are replaced whole. A different owning SIG is taken from kep.yaml and
+    said in ``notes`` (a request keeps the SIG it names; ``exceptions`` shows both)."""
+    numbers = [record.number for record in records]
+    stored = {e.number: e for e in Enhancement.objects.select_for_update().filter(number__in=numbers)}
+    owners: dict[int, set[str]] = {}
+    for enhancement_id, github in (
+        EnhancementOwner.objects.filter(enhancement__number__in=numbers)
+        .exclude(github="")
+        .values_list("enhancement_id", "github")
+    ):
+        owners.setdefault(enhancement_id, set()).add(github.lower())
+    people: dict[int, list[EnhancementPerson]] = {}
+    for person in EnhancementPerson.objects.filter(enhancement__number__in=numbers):
+        people.setdefault(person.enhancement_id, []).append(person)
+    results = []
+    for record in records:
+        saved = _kep_record_save(record, stored.get(record.number))
+        enhancement = saved.enhancement
+        known = owners.setdefault(enhancement.pk, set())
+        missing = []
+        for handle in record.authors:
+            if handle.lower() not in known:
+                missing.append(handle)
+                known.add(handle.lower())
+        if missing:
+            before = owners_snapshot(enhancement)
+            EnhancementOwner.objects.bulk_create(EnhancementOwner(enhancement=enhancement, github=h) for h in missing)
+            enhancement_owners_changed(enhancement, before=before)
+            saved.changed.append("owners")
+        if _people_replace(enhancement, people.get(enhancement.pk, []), record.people()):
+            saved.changed.append("people")
+        if saved.outcome != "created" and saved.changed:
+            saved.outcome = "updated"
+        results.append(saved)
+    return results
+
+
+def _kep_record_save(record: KepRecord, enhancement: Enhancement | None) -> KepRecordSaved:
+    values = {name: getattr(record, name) for name in _KEP_FIELDS}
+    values["participating_sigs"] = sorted(set(record.participating_sigs) - {record.owning_sig})
+    issue_url = f"https://github.com/kubernetes/enhancements/issues/{record.number}"
+    if enhancement is None:
+        enhancement = Enhancement.objects.create(number=record.number, issue_url=issue_url, **values)
+        return KepRecordSaved(enhancement=enhancement, outcome="created")
+    saved = KepRecordSaved(enhancement=enhancement, outcome="unchanged")
+    if enhancement.owning_sig and enhancement.owning_sig != record.owning_sig:
+        saved.notes.append(
+            f"owning SIG {record.owning_sig} (kep.yaml) replaces {enhancement.owning_sig}; a request naming "
+            f"{enhancement.owning_sig} keeps what it says, shown beside"
+        )
+    if not enhancement.issue_url:
+        values["issue_url"] = issue_url
+    saved.changed = [name for name, value in values.items() if getattr(enhancement, name) != value]
+    if saved.changed:
+        for name in saved.changed:
+            setattr(enhancement, name, values[name])
+        enhancement.save(update_fields=[*saved.changed, "updated_at"])
+    return saved
+
+
+def _people_replace(
+    enhancement: Enhancement, stored: list[EnhancementPerson], wanted: list[tuple[str, str, str, int]]
+) -> bool:
+    """Make the people rows of ``enhancement`` (now ``stored``) exactly ``wanted``; True
+    when a row changed."""
+    existing = {(p.role, p.stage, p.github.lower()): p for p in stored}
+    new, seen, changed = [], set(), False
+    for role, stage, handle, position in wanted:
+        key = (role, stage, handle.lower())
+        if key in seen:
+            continue
+        seen.add(key)
+        row = existing.pop(key, None)
+        if row is None:
+            new.append(
+                EnhancementPerson(enhancement=enhancement, role=role, stage=stage, github=handle, position=position)
+            )
+        elif (row.github, row.position) != (handle, position):
+            row.github, row.position = handle, position
+            row.save(update_fields=["github", "position"])
+            changed = True
+    if existing:
+        EnhancementPerson.objects.filter(pk__in=[p.pk for p in existing.values()]).delete()
+        changed = True
+    if new:
+        EnhancementPerson.objects.bulk_create(new)
+        changed = True
+    return changed
 
 
 def owners_snapshot(enhancement: Enhancement) -> list[tuple]:
@@ -330,5 +489,8 @@ def tracking_set(
         defaults["status"] = status
     if pr_urls is not None:
         defaults["pr_urls"] = list(pr_urls)
+    tracking = Tracking.objects.filter(release=release, enhancement=enhancement).first()
+    if tracking is not None and all(getattr(tracking, name) == value for name, value in defaults.items()):
+        return tracking  # nothing to write: a re-import moves no feed version
     tracking, _ = Tracking.objects.update_or_create(release=release, enhancement=enhancement, defaults=defaults)
     return tracking

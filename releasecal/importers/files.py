@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,22 @@ class ImportFailed(ValidationFailed):
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML without surprises: ``1.30`` stays the string "1.30" (not the float 1.3) and
-    dates and times stay text, parsed by us in the right zone."""
+    """YAML without surprises: ``1.30`` stays the string "1.30" (not the float 1.3),
+    dates and times stay text, parsed by us in the right zone, and ``0752`` is 752 as
+    YAML 1.2 reads it, not YAML 1.1's octal 490 (kubernetes/enhancements writes
+    ``kep-number: 0752`` in prod-readiness/sig-network/752.yaml)."""
+
+
+def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node).replace("_", "")
+    if re.fullmatch(r"[-+]?0[0-7]+", text):
+        return int(text, 10)
+    return loader.construct_yaml_int(node)
 
 
 _Loader.add_constructor("tag:yaml.org,2002:float", lambda loader, node: loader.construct_scalar(node))
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+_Loader.add_constructor("tag:yaml.org,2002:int", _int)
 
 # What a YAML document may hold before it is loaded. Every real file (the 656 kep.yaml
 # of kubernetes/enhancements, every sig-release exceptions.yaml and schedule) has no
@@ -43,6 +54,7 @@ YAML_MAX_ALIAS_NODES = 100_000  # values the aliases stand for, all together
 YAML_MAX_DEPTH = 50
 JSON_MAX_DEPTH = YAML_MAX_DEPTH
 _CORE = "tag:yaml.org,2002:"
+_LONG_NUMBER = re.compile(r"[-+]?[0-9][0-9_,:.]{99,}")  # plain, so read as a number
 YAML_TAGS = {_CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")}
 
 
@@ -57,7 +69,21 @@ def yaml_guard(text: str) -> None:
     raised as ``yaml.YAMLError``. Linear in the text: aliases are counted, never expanded.
 
     The one gate for YAML we are given, whatever then loads it (our loader, ruamel.yaml's
-    round trip): call it first."""
+    round trip): call it first. libyaml's parser reads the events when PyYAML has it (ten
+    times faster); when libyaml refuses the text, PyYAML's own parser, whose grammar the
+    loader reads, decides."""
+    if getattr(yaml, "CSafeLoader", None) is not None:
+        try:
+            _check_events(yaml.parse(text, Loader=yaml.CSafeLoader))
+            return
+        except YamlRefused:
+            raise
+        except yaml.YAMLError:
+            pass
+    _check_events(yaml.parse(text, Loader=_Loader))
+
+
+def _check_events(events) -> None:
     sizes: dict[str, int] = {}  # anchor -> how many nodes it stands for
     open_: list[list] = []  # collections being read: [nodes so far, anchor]
     aliases = alias_nodes = 0
@@ -66,7 +92,7 @@ def yaml_guard(text: str) -> None:
         if open_:
             open_[-1][0] += n
 
-    for event in yaml.parse(text, Loader=_Loader):
+    for event in events:
         tag = getattr(event, "tag", None)
         if tag not in (None, "!") and tag not in YAML_TAGS:
             shown = "!!" + tag.removeprefix(_CORE) if tag.startswith(_CORE) else tag
@@ -85,6 +111,9 @@ def yaml_guard(text: str) -> None:
                 )
             count(size)
         elif isinstance(event, yaml.ScalarEvent):
+            if event.implicit[0] and _LONG_NUMBER.fullmatch(event.value):
+                # Python refuses to read a number of more than 4,300 digits (ValueError).
+                raise YamlRefused(f"YAML refused: a number of {len(event.value):,} characters.")
             count(1)
             if event.anchor is not None:
                 sizes[event.anchor] = 1
