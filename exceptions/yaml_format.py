@@ -34,7 +34,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from releasecal.importers.files import YamlRefused, yaml_guard
+from releasecal.errors import ValidationFailed
+from releasecal.importers.files import YamlRefused, http_url, plain_text, yaml_guard
+from releasecal.models import Enhancement
 
 # Section keys of the mapping shape, and the milestone kind each stands for.
 SECTION_KINDS = {
@@ -75,7 +77,7 @@ _COMMENT_KINDS = [
     (re.compile(r"\bprr\s*freeze", re.I), "prr-freeze"),
     (re.compile(r"\btest\s*freeze", re.I), "test-freeze"),
 ]
-_KEP_URL = re.compile(r"github\.com/kubernetes/(?:enhancements|features)/(?:issues|pull)/(\d+)", re.I)
+_KEP_URL = re.compile(r"github\.com/kubernetes/(?:enhancements|features)/(?:issues|pull)/(\d{1,12})\b", re.I)
 _DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$")
 _INVISIBLE = "\u200b\u200c\u200d\ufeff"
 
@@ -100,6 +102,7 @@ class Entry:
     status_word: str  # as written, stripped
     outcome: str  # approved / rejected / pending / withdrawn, "" when unknown
     problems: list[str] = field(default_factory=list)
+    refused: str = ""  # why the entry cannot be imported at all (a control character in its name)
     # Where it is in the text (0-based line indexes), so it can be edited in place.
     key_lines: dict[str, int] = field(default_factory=dict)
     last_line: int = 0
@@ -126,13 +129,14 @@ def kep_number_of(value) -> tuple[int | None, str]:
     text = _text(value)
     if not text:
         return None, "no issue given"
-    bare = re.fullmatch(r"(?:#|kep[-\s]?)?(\d+)", text, re.I)  # 1234, #1234, KEP-1234
-    if bare:
-        return int(bare.group(1)), ""
-    match = _KEP_URL.search(text)
+    bare = re.fullmatch(r"(?:#|kep[-\s]?)?(\d{1,12})", text, re.I)  # 1234, #1234, KEP-1234
+    match = bare or _KEP_URL.search(text)
     if match:
-        return int(match.group(1)), ""
-    return None, f"issue {text!r} is not a kubernetes/enhancements issue, so it names no KEP"
+        number = int(match.group(1))
+        if 0 < number <= Enhancement.MAX_NUMBER:
+            return number, ""
+        return None, f"issue {text[:40]!r} is no KEP number (1 to {Enhancement.MAX_NUMBER:,})"
+    return None, f"issue {text[:80]!r} is not a kubernetes/enhancements issue, so it names no KEP"
 
 
 def parse_date(value) -> tuple[dt.date | None, str]:
@@ -161,6 +165,20 @@ def _text(value) -> str:
     if value is None:
         return ""
     return str(value).strip().strip(_INVISIBLE).strip()
+
+
+NAME_MAX = 300  # ExceptionRequestRevision.enhancement_name, Enhancement.title
+
+
+def _one_line(value, field_name: str) -> tuple[str, str]:
+    """(text, why refused): white space (CR/LF, tabs) made one space; a control character
+    or a lone surrogate refuses the entry (its name would break every feed showing it)."""
+    if isinstance(value, dict | list):
+        return "", f"{field_name} is not text"
+    try:
+        return plain_text(_text(value), field=field_name, max_length=10_000_000), ""
+    except ValidationFailed as exc:
+        return "", exc.message
 
 
 def _kind_from_comment(text: str) -> str:
@@ -197,13 +215,20 @@ def _make_entry(raw: dict, *, line: int, kind: str, key_lines: dict[str, int], l
     if isinstance(prs_raw, str | int):
         prs_raw = [prs_raw]
     prs = []
-    for item in prs_raw or []:
+    for item in prs_raw if isinstance(prs_raw, list) else []:
         url = _text(item).rstrip(",").strip().strip('"')
-        if url.startswith("http"):
+        if http_url(url):
             prs.append(url)
         elif url:
-            problems.append(f"pull request {url!r} is not a URL; left out")
-    status_word = _text(raw.get("status"))
+            problems.append(f"pull request {url[:80]!r} is not an http(s) URL; left out")
+    name, refused = _one_line(raw.get("name"), "name")
+    if len(name) > NAME_MAX:
+        problems.append(f"name is {len(name):,} characters long; the first {NAME_MAX} are kept")
+    thread = _text(raw.get("thread")) if not isinstance(raw.get("thread"), dict | list) else ""
+    if thread and not http_url(thread):
+        problems.append(f"thread {thread[:80]!r} is not an http(s) URL; left out")
+        thread = ""
+    status_word = " ".join(_text(raw.get("status")).split())[:100]
     # "Approved (late)", "denied." read by their first word; "not approved" stays unknown.
     first_word = re.split(r"[^a-z]+", status_word.lower().strip(" .!"), maxsplit=1)[0] if status_word else ""
     outcome = (
@@ -214,16 +239,17 @@ def _make_entry(raw: dict, *, line: int, kind: str, key_lines: dict[str, int], l
     return Entry(
         line=line,
         kind=kind,
-        name=_text(raw.get("name")),
+        name=name,
         issue_text=issue_text,
         kep_number=number,
         date_requested=requested,
         date_reviewed=reviewed,
-        thread=_text(raw.get("thread")),
+        thread=thread,
         pull_requests=prs,
         status_word=status_word,
         outcome=outcome,
         problems=problems,
+        refused=refused,
         key_lines=key_lines,
         last_line=last_line,
     )

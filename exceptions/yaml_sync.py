@@ -39,6 +39,7 @@ from exceptions.yaml_format import (
     read_record_file,
 )
 from releasecal import tz
+from releasecal.importers.files import http_url
 from releasecal.models import Enhancement, Milestone, Release, Tracking
 from releasecal.services import audit_record
 
@@ -126,6 +127,9 @@ def exceptions_yaml_import(
         if milestone is None:
             report.skipped.append(f"{_where(entry)}: release {release.slug} has no {entry.kind} milestone")
             continue
+        if entry.refused:
+            report.skipped.append(f"{_where(entry)}: {entry.refused.rstrip('.')}; the entry is left out")
+            continue
         if entry.kep_number is None:
             report.skipped.append(f"{_where(entry)}: {entry.problems[0] if entry.problems else 'no KEP'}")
             continue
@@ -165,9 +169,7 @@ def _user(actor):
 
 
 def _issue_url(entry: Entry) -> str:
-    if entry.issue_text.startswith("http"):
-        return entry.issue_text[:500]
-    return f"https://github.com/kubernetes/enhancements/issues/{entry.kep_number}"
+    return http_url(entry.issue_text) or f"https://github.com/kubernetes/enhancements/issues/{entry.kep_number}"
 
 
 def _enhancement(entry: Entry) -> Enhancement:
@@ -217,7 +219,7 @@ def _create(release, milestone, entry: Entry, *, actor, report: ImportReport, no
         days=None,
         submitted_at=submitted_at,
         entered_by=_user(actor),
-        thread_url=entry.thread[:500] if entry.thread.startswith("http") else "",
+        thread_url=http_url(entry.thread),
     )
     ExceptionRequestRevision.objects.create(
         request=request,
@@ -286,8 +288,8 @@ def _record_decision(request: ExceptionRequest, entry: Entry, *, actor, now) -> 
 
 def _reconcile(request: ExceptionRequest, entry: Entry, *, actor, report: ImportReport) -> None:
     changed = False
-    if not request.thread_url and entry.thread.startswith("http"):
-        request.thread_url = entry.thread[:500]
+    if not request.thread_url and http_url(entry.thread):
+        request.thread_url = http_url(entry.thread)
         request.save(update_fields=["thread_url", "updated_at"])
         changed = True
     if request.state == entry.outcome:

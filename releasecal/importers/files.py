@@ -212,3 +212,15 @@ def plain_text(value: Any, *, field: str, max_length: int) -> str:
             f"{field} is {len(text):,} characters long; at most {max_length} fit.", extra={"field": field}
         )
     return text
+
+
+_HTTP_URL = re.compile(r"https?://[^\s<>\"'`\\^{}|]+", re.I)
+
+
+def http_url(value: Any, *, max_length: int = 500) -> str:
+    """``value`` when it is one http(s) URL of at most ``max_length`` characters, else ""
+    (``javascript:``, ``data:``, a URL with a blank, a quote or a control character in it)."""
+    text = as_text(value)
+    if len(text) > max_length or not _HTTP_URL.fullmatch(text):
+        return ""
+    return text
