@@ -54,7 +54,7 @@ test: install node_modules/.installed $(CHROMIUM) $(DOVECOT) $(LIBICAL)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
-	$(PY) -m pytest
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m pytest
 
 # Headless Chromium for the browser tests of the pages (Debian's package; never
 # `playwright install`). Without it the browser tests skip locally and fail in CI.

@@ -31,6 +31,8 @@ from marshmallow import ValidationError, validate
 
 BASE_SETTINGS = "config.settings.base"
 PRODUCTION_SETTINGS = "config.settings.production"
+# The test suite's (the development ones, with GitHub sign-in pointed at the fake GitHub).
+TEST_SETTINGS = "tests.settings"
 # The embedded default's key: fine for `make run`, refused by the production settings.
 DEV_SECRET_KEY = "dev-only-not-secret-releasecal-embedded-default"  # noqa: S105
 SECRET_KEY_MIN_LENGTH = 50
@@ -182,8 +184,8 @@ VARIABLES: tuple[Setting, ...] = (
     *_group(
         "Site",
         S("DJANGO_SETTINGS_MODULE", "str", BASE_SETTINGS,
-          "Which settings: the development default, or the hardened production ones (the image sets them).",
-          choices=(BASE_SETTINGS, PRODUCTION_SETTINGS)),
+          "Which settings: the development default, the hardened production ones (the image sets them), or the tests'.",
+          choices=(BASE_SETTINGS, PRODUCTION_SETTINGS, TEST_SETTINGS)),
         S("DEBUG", "bool", False, "Django's debug mode (the production settings turn it off whatever it says)."),
         S("SECRET_KEY", "str", DEV_SECRET_KEY,
           "Signs sessions, CSRF tokens and links: production refuses one under 50 characters.",
@@ -269,6 +271,17 @@ VARIABLES: tuple[Setting, ...] = (
           checks=(_http_url,)),
         S("SLACK_RELEASE_TEAM_CHANNEL", "str", "",
           "Channel id where exception requests are posted with Approve/Reject, and schedule notices.", example=""),
+    ),
+    *_group(
+        "GitHub sign-in",
+        S("GITHUB_OAUTH_CLIENT_ID", "str", "",
+          "The GitHub OAuth app's client id (empty: sign-in with GitHub is off); docs/github.md.",
+          example=""),
+        S("GITHUB_OAUTH_CLIENT_SECRET", "str", "", "The GitHub OAuth app's client secret.", secret=True, example=""),
+        S("GITHUB_URL", "str", "",
+          "GitHub's web root for GitHub Enterprise (its API is GITHUB_URL/api/v3); read once at start.",
+          checks=(_http_url,), shown_default="github.com"),
+        S("GITHUB_OAUTH_TIMEOUT", "float", 10, "Seconds for each call to GitHub during a sign-in.", min=1, max=60),
     ),
     *_group(
         "Celery",

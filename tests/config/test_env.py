@@ -46,7 +46,7 @@ def refusal(monkeypatch, **values: str) -> list[str]:
             "DJANGO_SETTINGS_MODULE",
             "config.settings.prod",
             "DJANGO_SETTINGS_MODULE must be one of config.settings.base, config.settings.production, "
-            "not config.settings.prod",
+            "tests.settings, not config.settings.prod",
         ),
         ("SITE_URL", "releasecal.example.org", "SITE_URL='releasecal.example.org' is not an http(s) URL"),
         (

@@ -814,15 +814,12 @@ class World:
         existing = self.users.get(login.lower())
         if existing:
             return existing
-        address = email or f"{login}@users.noreply.github.com"
-        made = self.add(
-            User,
-            login=login,
-            name=name,
-            email=email,
-            emails=[{"email": address, "primary": True, "verified": True, "visibility": "public" if email else None}],
-            kind="Bot" if login.endswith("[bot]") else "User",
-        )
+        made = self.add(User, login=login, name=name, email=email, kind="Bot" if login.endswith("[bot]") else "User")
+        # Without an address of their own, GitHub's private one: ID+login@users.noreply.github.com
+        # (unique per account: the id stays when the login changes, and a new account that
+        # takes an old login gets another).
+        address = email or f"{made.database_id}+{login}@users.noreply.github.com"
+        made.emails = [{"email": address, "primary": True, "verified": True, "visibility": "public" if email else None}]
         self.users[login.lower()] = made
         return made
 

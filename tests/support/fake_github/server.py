@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -92,7 +93,14 @@ class OAuthCode:
 class FakeGitHub:
     """A fake GitHub for one test (or the demo). Use as ``with FakeGitHub() as fake:``."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, validate_responses: bool = True):
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        validate_responses: bool = True,
+        sock: socket.socket | None = None,
+    ):
         self.clock_offset = 0.0
         self.world = World(clock=lambda: dt.datetime.fromtimestamp(self.time(), dt.UTC))
         self.limits = RateLimits(self.time)
@@ -111,6 +119,10 @@ class FakeGitHub:
         self.request_lock = threading.Lock()
         self.anonymous = self.world.user("ghost")
         self.host, self.requested_port = host, port
+        # A socket bound before Django loaded (tests/support/github_socket.py: GITHUB_URL
+        # is fixed at import by allauth); each fake serves a duplicate of it, so it stays
+        # bound for the next test when this one stops.
+        self.sock = sock
         self.server = None
         self.thread: threading.Thread | None = None
         self.routes = Map(
@@ -156,8 +168,15 @@ class FakeGitHub:
         self.clock_offset += seconds
 
     def start(self) -> FakeGitHub:
+        if self.sock is not None:
+            self.host, self.requested_port = self.sock.getsockname()[:2]
         self.server = make_server(
-            self.host, self.requested_port, self.wsgi, threaded=True, request_handler=_QuietHandler
+            self.host,
+            self.requested_port,
+            self.wsgi,
+            threaded=True,
+            request_handler=_QuietHandler,
+            fd=self.sock.fileno() if self.sock is not None else None,
         )
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True, name="fake-github")
         self.thread.start()
@@ -177,7 +196,7 @@ class FakeGitHub:
 
     @property
     def port(self) -> int:
-        return self.server.server_port
+        return self.server.server_address[1]
 
     @property
     def url(self) -> str:
@@ -262,6 +281,17 @@ class FakeGitHub:
             user.email = email
             user.emails = [{"email": email, "primary": True, "verified": True, "visibility": "public"}]
         self.signed_in = user
+        return user
+
+    def rename_user(self, login: str, new_login: str) -> model.User:
+        """A person renames their GitHub account: the same id, a new login; the old login
+        is free again, for anyone (``fake.sign_in(old)`` then makes a new user)."""
+        with self.world.lock:
+            if new_login.lower() in self.world.users and new_login.lower() != login.lower():
+                raise ValueError(f"{new_login} is taken on GitHub")
+            user = self.world.users.pop(login.lower())
+            user.login = new_login
+            self.world.users[new_login.lower()] = user
         return user
 
     # ------------------------------------------------------------ changing the board as a person
