@@ -6,7 +6,11 @@ Installed with ``config.admin_apps.AdminConfig`` in place of ``django.contrib.ad
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
+from django.conf import settings
 from django.contrib import admin
+from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 
 from config.cockpit import cockpit
@@ -21,6 +25,14 @@ class ReleasecalAdminSite(admin.AdminSite):
     site_header = "releasecal"
     site_title = "releasecal admin"
     index_title = "Release calendar"
+
+    def login(self, request, extra_context=None):
+        """The one login page (people/) instead of the admin's own: a GET goes there,
+        ``next`` kept (the admin by default); a POST still signs in here as before."""
+        if request.method == "GET" and not request.user.is_authenticated:
+            next_url = request.GET.get("next") or request.path.replace("login/", "")
+            return HttpResponseRedirect(f"{settings.LOGIN_URL}?{urlencode({'next': next_url})}")
+        return super().login(request, extra_context)
 
     def index(self, request, extra_context=None):
         if not is_release_team(request.user) or request.GET.get("apps") == "1":

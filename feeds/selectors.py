@@ -30,9 +30,10 @@ from feeds import ical, options
 from feeds.models import FeedToken
 from feeds.published import publish
 from feeds.services import feed_token_hash
+from people.selectors import enhancement_list_of_user
 from releasecal import tz
 from releasecal.errors import NotFound
-from releasecal.models import AuditLog, Enhancement, EnhancementOwner, Milestone, Release
+from releasecal.models import AuditLog, Enhancement, Milestone, Release
 from releasecal.selectors import sig_q
 
 logger = logging.getLogger(__name__)
@@ -137,20 +138,22 @@ def feed_scope_all(*, since: dt.date) -> FeedScope:
 
 
 def feed_scope_user(*, user) -> FeedScope:
-    """A user's KEPs (EnhancementOwner.user) and the releases they lead."""
-    return _feed_scope_user(user_id=user.pk, username=user.get_username())
+    """A user's KEPs (people.selectors: listed with their account as an owner, or naming
+    one of their GitHub handles) and the releases they lead."""
+    return _feed_scope_user(
+        user_id=user.pk, username=user.get_username(), kep_ids=enhancement_list_of_user(user=user).values("pk")
+    )
 
 
-def _feed_scope_user(*, user_id: int, username: str) -> FeedScope:
-    owned = EnhancementOwner.objects.filter(user_id=user_id)
-    kep_ids = owned.values("enhancement_id")
+def _feed_scope_user(*, user_id: int, username: str, kep_ids) -> FeedScope:
     releases = Release.objects.filter(
         pk__in=Release.objects.filter(
             Q(leads__id=user_id) | Q(tracking__enhancement__in=kep_ids) | Q(exception_requests__enhancement__in=kep_ids)
         ).values("pk")
     )
     return FeedScope(
-        # The username is in the calendar's name: a new one is a new key.
+        # The username is in the calendar's name: a new one is a new key. (The GitHub
+        # handles that choose the KEPs are in people/, whose writes bump the version.)
         key=f"user:{user_id}:{hashlib.sha256(username.encode()).hexdigest()[:12]}",
         kind="user",
         filename="releasecal-my-feed.ics",

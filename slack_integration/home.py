@@ -15,9 +15,10 @@ import datetime as dt
 
 from exceptions.models import ExceptionRequest
 from exceptions.selectors import Deadline, deadlines_next, effective_deadlines
+from people.selectors import enhancement_list_of_user
 from releasecal import selectors, tz
 from releasecal.errors import DomainError
-from releasecal.models import Enhancement, Milestone, Release, Tracking
+from releasecal.models import Milestone, Release, Tracking
 from slack_integration.blocks import request_line
 from slack_integration.models import SlackIdentity
 from slack_integration.mrkdwn import MAX_BLOCKS, context, escape, header, section
@@ -82,7 +83,7 @@ def _chunks(title: str, lines: list[str]) -> list[dict]:
 
 
 def kep_blocks(user, viewer: str | None, now: dt.datetime) -> list[dict]:
-    keps = list(Enhancement.objects.filter(owners__user=user).distinct().order_by("number")[: MAX_KEPS + 1])
+    keps = list(enhancement_list_of_user(user=user)[: MAX_KEPS + 1])
     if not keps:
         return [section("*Your KEPs*\nYou own no KEP in releasecal.")]
     more = len(keps) > MAX_KEPS

@@ -44,6 +44,11 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served by us
     "csp",
+    # Sign in with GitHub (people/): allauth's accounts, third-party accounts and its GitHub provider
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
     # Inner to outer: the schedule domain, the exception workflow, reminders, then the
     # faces (feeds, pages, the shared API parts, Slack), the demo and the project's wiring.
     "releasecal",
@@ -57,6 +62,7 @@ INSTALLED_APPS = [
     "demo",
     "config",
     "intake",
+    "people",
 ]
 
 MIDDLEWARE = [
@@ -70,6 +76,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -138,7 +145,44 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
-LOGIN_URL = "/admin/login/"
+# One login page for everyone (people/views.py): staff sign in with their releasecal
+# password, contributors with GitHub; the Slack link flow (/slack/link/) sends people here.
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/me/"
+LOGOUT_REDIRECT_URL = "/"
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",  # staff: username and password (admin, /login/)
+    "allauth.account.auth_backends.AuthenticationBackend",  # GitHub sign-in
+]
+
+# Sign in with GitHub (docs/github.md): an OAuth app registered on GitHub, its callback
+# SITE_URL + /accounts/github/login/callback/. Off (the login page says so) while
+# GITHUB_OAUTH_CLIENT_ID is empty. GitHub's numeric user id is the key of an account;
+# the handle is what it is shown as and what KEPs are matched by (people/).
+GITHUB_OAUTH_CLIENT_ID = environment["GITHUB_OAUTH_CLIENT_ID"]
+GITHUB_OAUTH_CLIENT_SECRET = environment["GITHUB_OAUTH_CLIENT_SECRET"]
+# GitHub's web root (GitHub Enterprise, or the tests' fake): allauth's GitHub provider
+# reads it when its module is imported, then calls GITHUB_URL/api/v3/user and /user/emails.
+GITHUB_URL = environment["GITHUB_URL"].rstrip("/")
+SOCIALACCOUNT_PROVIDERS = {
+    "github": {
+        "APPS": (
+            [{"client_id": GITHUB_OAUTH_CLIENT_ID, "secret": GITHUB_OAUTH_CLIENT_SECRET, "key": ""}]
+            if GITHUB_OAUTH_CLIENT_ID
+            else []
+        ),
+        **({"GITHUB_URL": GITHUB_URL} if GITHUB_URL else {}),
+    }
+}
+ACCOUNT_ADAPTER = "people.adapters.AccountAdapter"  # no password sign-up: staff accounts are made in the admin
+SOCIALACCOUNT_ADAPTER = "people.adapters.SocialAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_EMAIL_VERIFICATION = "none"
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_LOGIN_ON_GET = False  # the sign-in starts with a POST (CSRF) from the login page
+SOCIALACCOUNT_STORE_TOKENS = False  # the user's GitHub token is not needed after sign-in: not kept
+SOCIALACCOUNT_QUERY_EMAIL = True  # scope user:email: the verified addresses, for reminders
+SOCIALACCOUNT_REQUESTS_TIMEOUT = environment["GITHUB_OAUTH_TIMEOUT"]
 
 # Content-Security-Policy (django-csp) for pages, admin and API docs: scripts only from
 # our own origin (no inline scripts anywhere; a template that needs one adds
@@ -153,7 +197,8 @@ CONTENT_SECURITY_POLICY = {
         "connect-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
-        "form-action": ["'self'"],
+        # The GitHub sign-in form posts here and is redirected to GitHub's authorize page.
+        "form-action": ["'self'", GITHUB_URL or "https://github.com"],
         "frame-ancestors": ["'none'"],
     }
 }
