@@ -14,21 +14,26 @@ from dataclasses import dataclass
 from functools import lru_cache, wraps
 from urllib.parse import quote, urlencode
 
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control, patch_vary_headers
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from exceptions.models import ExceptionRequest
 from exceptions.selectors import effective_deadlines
+from exceptions.services import exception_request_amend, exception_request_submit
 from feeds.selectors import feed_tokens_of
 from feeds.services import feed_token_create, feed_token_rotate
+from pages.forms import FileRequestForm, RequestForm, amend_initial
 from pages.timeline import timeline_layout, timeline_render
+from people.selectors import user_names_enhancement
 from releasecal import selectors, tz
-from releasecal.errors import NotFound
-from releasecal.models import Enhancement, Milestone, Tracking
+from releasecal.errors import DomainError, NotFound
+from releasecal.models import Enhancement, Milestone, Release, Tracking
 
 TZ_COOKIE = "releasecal_tz"
 TZ_COOKIE_AGE = 365 * 24 * 3600
@@ -439,11 +444,54 @@ def release_exceptions(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-@zone_in_url
-def kep_detail(request: HttpRequest, number: int) -> HttpResponse:
-    enhancement = Enhancement.objects.filter(number=number).prefetch_related("owners").first()
-    if enhancement is None:
-        return not_found(request, f"KEP-{number} is not tracked here.")
+# -------------------------------------------------------------- the KEP page
+
+
+def _extendable(enhancement: Enhancement):
+    """The deadlines an owner may ask to extend from the KEP page: of the releases that
+    track the KEP and are not released, not cancelled, of a kind exceptions may extend.
+    A closed request window is refused by the service, with its message (as the API)."""
+    return (
+        Milestone.objects.filter(
+            release__tracking__enhancement=enhancement, cancelled=False, kind__allows_exceptions=True
+        )
+        .exclude(release__status=Release.Status.RELEASED)
+        .select_related("release", "kind")
+        .order_by("at", "on_date", "pk")
+    )
+
+
+def _request_forms(request: HttpRequest, enhancement: Enhancement, *, file_form=None, amend_forms=None) -> dict:
+    """What the KEP page offers the reader for requests: for one of its owners (people's
+    "my KEPs"), a form to file one and a form to amend each of their pending ones."""
+    user = request.user
+    if not user.is_authenticated:
+        return {"requests_sign_in": f"{settings.LOGIN_URL}?{urlencode({'next': request.path})}"}
+    if not user_names_enhancement(user=user, enhancement=enhancement):
+        return {"requests_not_named": True}
+    mine = list(
+        ExceptionRequest.objects.filter(enhancement=enhancement, requester=user, state=ExceptionRequest.State.PENDING)
+        .select_related("milestone", "release")
+        .prefetch_related("revisions")
+        .order_by("submitted_at")
+    )
+    amend_forms = amend_forms or {}
+    return {
+        "file_form": file_form or FileRequestForm(milestones=_extendable(enhancement)),
+        "my_pending": [
+            (
+                pending,
+                amend_forms.get(pending.pk)
+                or RequestForm(initial=amend_initial(pending.current), prefix=f"r{pending.pk}"),
+            )
+            for pending in mine
+        ],
+    }
+
+
+def _kep_page(
+    request: HttpRequest, enhancement: Enhancement, *, status: int = 200, problem: str = "", **forms
+) -> HttpResponse:
     zone = viewer_zone(request)
     trackings = list(
         Tracking.objects.filter(enhancement=enhancement).select_related("release").order_by("-release__start_date")
@@ -486,5 +534,93 @@ def kep_detail(request: HttpRequest, number: int) -> HttpResponse:
             "feeds": feeds,
             "sigs": [enhancement.owning_sig]
             + [s for s in enhancement.participating_sigs or [] if s != enhancement.owning_sig],
+            "request_problem": problem,
+            **_request_forms(request, enhancement, **forms),
         },
+        status=status,
     )
+
+
+@zone_in_url
+def kep_detail(request: HttpRequest, number: int) -> HttpResponse:
+    enhancement = Enhancement.objects.filter(number=number).prefetch_related("owners").first()
+    if enhancement is None:
+        return not_found(request, f"KEP-{number} is not tracked here.")
+    return _kep_page(request, enhancement)
+
+
+def _owned_kep(request: HttpRequest, number: int) -> tuple[Enhancement | None, HttpResponse | None]:
+    enhancement = Enhancement.objects.filter(number=number).prefetch_related("owners").first()
+    if enhancement is None:
+        return None, not_found(request, f"KEP-{number} is not tracked here.")
+    if not user_names_enhancement(user=request.user, enhancement=enhancement):
+        return None, _kep_page(
+            request,
+            enhancement,
+            status=403,
+            problem=f"KEP-{enhancement.number} does not name you (as an owner or a kep.yaml author), so you cannot "
+            "file or amend its requests here. Ask the release team, or file it through them.",
+        )
+    return enhancement, None
+
+
+def _fields_of(form: RequestForm, enhancement: Enhancement):
+    return form.fields_for(
+        enhancement_name=enhancement.title, sig=enhancement.owning_sig, issue_url=enhancement.issue_url
+    )
+
+
+@login_required
+@require_POST
+def kep_request_file(request: HttpRequest, number: int) -> HttpResponse:
+    """File an exception request for one of your KEPs (exceptions.services, as the API)."""
+    enhancement, refusal = _owned_kep(request, number)
+    if refusal is not None:
+        return refusal
+    form = FileRequestForm(request.POST, milestones=_extendable(enhancement))
+    if not form.is_valid():
+        return _kep_page(request, enhancement, status=400, file_form=form)
+    try:
+        created = exception_request_submit(
+            enhancement=enhancement,
+            milestone=form.cleaned_data["milestone"],
+            fields=_fields_of(form, enhancement),
+            requester=request.user,
+            entered_by=request.user,
+        )
+    except DomainError as exc:
+        return _kep_page(request, enhancement, status=exc.status_code, file_form=form, problem=exc.message)
+    messages.success(request, f"Request #{created.pk} is filed: the release team decides it.")
+    return HttpResponseRedirect(f"/kep/{enhancement.number}/#requests")
+
+
+@login_required
+@require_POST
+def kep_request_amend(request: HttpRequest, number: int, request_id: int) -> HttpResponse:
+    """Amend your own pending request (a new version; every version is kept)."""
+    enhancement, refusal = _owned_kep(request, number)
+    if refusal is not None:
+        return refusal
+    pending = ExceptionRequest.objects.filter(pk=request_id, enhancement=enhancement).first()
+    if pending is None:
+        return not_found(request, f"KEP-{number} has no request #{request_id}.")
+    if pending.requester_id != request.user.pk:
+        return _kep_page(
+            request,
+            enhancement,
+            status=403,
+            problem=f"Request #{pending.pk} is not yours: only its requester amends it here.",
+        )
+    form = RequestForm(request.POST, prefix=f"r{pending.pk}")
+    if not form.is_valid():
+        return _kep_page(request, enhancement, status=400, amend_forms={pending.pk: form})
+    try:
+        exception_request_amend(
+            request=pending, fields=_fields_of(form, enhancement), actor=request.user, entered_by=request.user
+        )
+    except DomainError as exc:
+        return _kep_page(
+            request, enhancement, status=exc.status_code, amend_forms={pending.pk: form}, problem=exc.message
+        )
+    messages.success(request, f"Request #{pending.pk} is amended.")
+    return HttpResponseRedirect(f"/kep/{enhancement.number}/#requests")
