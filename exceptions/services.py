@@ -191,7 +191,9 @@ def _revision_dict(revision: ExceptionRequestRevision) -> dict:
 
 
 def _set_tracking_status(request: ExceptionRequest, status: str) -> str:
-    """Set the KEP's tracking status for the release; return the previous one."""
+    """Set the KEP's tracking status for the release; return the previous one. A KEP
+    removed from the milestone here (a rejection, a withdrawal back to "removed") missed
+    the freeze its request was for."""
     tracking, _ = Tracking.objects.select_for_update().get_or_create(
         release=request.release,
         enhancement=request.enhancement,
@@ -199,8 +201,38 @@ def _set_tracking_status(request: ExceptionRequest, status: str) -> str:
     )
     previous = tracking.status
     tracking.status = status
+    if status == Tracking.Status.REMOVED:
+        tracking.missed_freeze = request.milestone
     tracking.save(update_fields=["status", "updated_at"])
     return previous
+
+
+def check_removed_kep(enhancement: Enhancement, milestone: Milestone) -> None:
+    """PolicyViolation when ``enhancement`` was removed from ``milestone``'s release and
+    ``milestone`` is not the freeze it missed. The handbook: a KEP removed at a freeze
+    may ask an exception for that freeze (that is how it gets back in), not for a later
+    one without it; it is not in the release for those."""
+    tracking = (
+        Tracking.objects.filter(release=milestone.release, enhancement=enhancement)
+        .select_related("missed_freeze", "release")
+        .first()
+    )
+    if tracking is None or tracking.status != Tracking.Status.REMOVED or tracking.missed_freeze_id == milestone.pk:
+        return
+    slug, label = milestone.release.slug, f"KEP-{enhancement.number}"
+    if tracking.missed_freeze_id is None:
+        raise PolicyViolation(
+            f"{label} was removed from the {slug} milestone; an exception extends a freeze it missed, and it missed "
+            f"none. Ask the {slug} enhancements team to track it again.",
+            extra={"tracking_status": tracking.status, "missed_freeze": None},
+        )
+    missed = tracking.missed_freeze
+    raise PolicyViolation(
+        f"{label} was removed from the {slug} milestone at {missed.title}: it may ask an exception for "
+        f"{missed.title}, the freeze it missed, not for {milestone.title}. Without that exception it is not "
+        f"in {slug}.",
+        extra={"tracking_status": tracking.status, "missed_freeze": missed.pk, "milestone": milestone.pk},
+    )
 
 
 @transaction.atomic
@@ -231,6 +263,7 @@ def exception_request_submit(
             "A request cannot be dated in the future.", extra={"submitted_at": tz.isoformat_utc(submitted_at)}
         )
     check_request_window(milestone, submitted_at)
+    check_removed_kep(enhancement, milestone)
     # Lock the KEP so two simultaneous filings for it serialise here.
     Enhancement.objects.select_for_update().get(pk=enhancement.pk)
     earlier = list(

@@ -267,13 +267,15 @@ def _record_decision(request: ExceptionRequest, entry: Entry, *, actor, now) -> 
         status = Tracking.Status.EXCEPTION_APPROVED
     else:
         status = Tracking.Status.REMOVED
+    # Removed (rejected, or removed after approval): it missed the freeze of its request.
+    missed = request.milestone if status == Tracking.Status.REMOVED else None
     tracking, created = Tracking.objects.get_or_create(
         release=request.release,
         enhancement=request.enhancement,
-        defaults={"stage": Tracking.Stage.ALPHA, "status": status},
+        defaults={"stage": Tracking.Stage.ALPHA, "status": status, "missed_freeze": missed},
     )
-    if not created and tracking.status != status:
-        tracking.status = status
+    if not created and (tracking.status, tracking.missed_freeze_id) != (status, missed and missed.pk):
+        tracking.status, tracking.missed_freeze = status, missed
         tracking.save(update_fields=["status", "updated_at"])
     audit_record(
         action=f"exception.{entry.outcome}",

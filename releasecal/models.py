@@ -393,19 +393,85 @@ class Tracking(models.Model):
         REMOVED = "removed_from_milestone", "Removed from milestone"
         DEFERRED = "deferred", "Deferred"
 
+    # Out of the release: none of its deadlines are the KEP's own (every face shows the
+    # status instead of deadlines).
+    OUT_OF_MILESTONE = (Status.REMOVED, Status.DEFERRED)
+
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="tracking")
     enhancement = models.ForeignKey(Enhancement, on_delete=models.CASCADE, related_name="tracking")
     stage = models.CharField(max_length=16, choices=Stage.choices)
     status = models.CharField(max_length=32, choices=Status.choices, default=Status.TRACKED)
     pr_urls = models.JSONField(default=list, blank=True)
+    # The freeze a KEP removed from the milestone missed: the one freeze it may still ask
+    # an exception for (the handbook: removed at a freeze, it gets back in only through
+    # that freeze's exception). Kept by save(): set on removal, cleared when it is back.
+    missed_freeze = models.ForeignKey(
+        Milestone,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Removed from milestone: the freeze it missed (set on removal: the latest freeze that had closed)",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["release", "enhancement__number"]
-        constraints = [models.UniqueConstraint(fields=["release", "enhancement"], name="one_tracking_per_release")]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "enhancement"], name="one_tracking_per_release"),
+            models.CheckConstraint(
+                condition=Q(status="removed_from_milestone") | Q(missed_freeze__isnull=True),
+                name="missed_freeze_only_when_removed",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.enhancement} in {self.release.slug}"
+
+    def save(self, *args, **kwargs):
+        # The missed freeze goes with the status, whichever path writes it (the services,
+        # the admin, an import): set when the KEP is removed, cleared when it is back.
+        if self.status != self.Status.REMOVED:
+            self.missed_freeze = None
+        elif self.missed_freeze_id is None:
+            self.missed_freeze = freeze_missed_by(self.release, tz.utc_now())
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "status" in update_fields and "missed_freeze" not in update_fields:
+            kwargs["update_fields"] = [*update_fields, "missed_freeze"]
+        super().save(*args, **kwargs)
+
+    @property
+    def out_of_milestone(self) -> bool:
+        return self.status in self.OUT_OF_MILESTONE
+
+    def out_of_milestone_text(self) -> str:
+        """What every face says instead of the KEP's deadlines in this release ("" when
+        it is in the release): "KEP-1880 was removed from the 1.36 milestone (it missed
+        Code Freeze): no 1.36 deadline is its own."."""
+        label, slug = f"KEP-{self.enhancement.number}", self.release.slug
+        if self.status == self.Status.DEFERRED:
+            return f"{label} was deferred to a later release by its SIG: no {slug} deadline is its own."
+        if self.status != self.Status.REMOVED:
+            return ""
+        missed = f" (it missed {self.missed_freeze.title})" if self.missed_freeze_id else ""
+        return f"{label} was removed from the {slug} milestone{missed}: no {slug} deadline is its own."
+
+
+def freeze_missed_by(release: Release, at: dt.datetime) -> Milestone | None:
+    """The freeze a KEP removed from ``release``'s milestone at ``at`` missed: the latest
+    freeze (a milestone whose kind allows exceptions, not cancelled) that had closed by
+    then, or the release's first freeze when none had (removed ahead of the freeze it
+    was about to miss). None for a release without freezes."""
+    freezes = sorted(
+        Milestone.objects.filter(release=release, kind__allows_exceptions=True, cancelled=False).select_related(
+            "release"
+        ),
+        key=lambda m: (m.deadline, m.pk),
+    )
+    closed = [m for m in freezes if m.deadline <= at]
+    if closed:
+        return closed[-1]
+    return freezes[0] if freezes else None
 
 
 class AuditLog(models.Model):

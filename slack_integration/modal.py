@@ -306,6 +306,8 @@ def _read(values: dict, errors: dict[str, str]) -> tuple[Enhancement | None, Mil
     else:
         try:
             workflow.check_request_window(milestone, tz.utc_now())
+            if enhancement is not None:
+                workflow.check_removed_kep(enhancement, milestone)
         except DomainError as exc:
             errors["milestone"] = exc.message
     raw_days = _value(values, "days").strip()

@@ -185,6 +185,27 @@ def test_a_policy_refusal_comes_back_inline_and_nothing_is_saved(client, modal_v
     assert fake_slack.methods() == ["views.open"]
 
 
+def test_a_kep_removed_at_the_enhancements_freeze_is_refused_a_code_freeze_request_on_the_freeze(
+    client, modal_view, fake_slack, code_freeze, kep, enhancements_freeze
+):
+    from releasecal.services import tracking_set
+
+    tracking_set(release=code_freeze.release, enhancement=kep, stage="beta", status="removed_from_milestone")
+    tracking = kep.tracking.get()
+    tracking.missed_freeze = enhancements_freeze
+    tracking.save()
+    response = submit(client, modal_view, good_values(code_freeze))
+    assert response.json() == {
+        "response_action": "errors",
+        "errors": {
+            "milestone": "KEP-2400 was removed from the 1.31 milestone at Enhancements Freeze: it may ask an "
+            "exception for Enhancements Freeze, the freeze it missed, not for Code Freeze. Without that exception "
+            "it is not in 1.31."
+        },
+    }
+    assert not ExceptionRequest.objects.exists()
+
+
 def test_a_second_request_for_the_same_kep_and_freeze_is_refused_on_the_kep(
     client, modal_view, fake_slack, code_freeze, pending_request
 ):
