@@ -729,6 +729,19 @@ class DeadlineOutputSerializer(TimeAwareOutputSerializer):
     keps = serializers.ListField(child=serializers.IntegerField(), help_text="KEPs this applies to; empty: all")
 
 
+class OutOfMilestoneOutputSerializer(serializers.Serializer):
+    """A KEP removed from (or deferred out of) a release: that release's deadlines are
+    not its own, so ``deadlines`` has none of them for it."""
+
+    kep = serializers.IntegerField(source="enhancement.number")
+    release = serializers.CharField(source="release.slug")
+    status = serializers.CharField(help_text="removed_from_milestone or deferred")
+    missed_freeze = serializers.CharField(
+        source="missed_freeze.title", allow_null=True, default=None, help_text="Removed: the freeze it missed"
+    )
+    message = serializers.CharField(source="out_of_milestone_text")
+
+
 class DeadlineNextApi(APIView):
     """The next effective deadline(s) of a release, a KEP or a SIG."""
 
@@ -746,6 +759,9 @@ class DeadlineNextApi(APIView):
         now = serializers.CharField(help_text="UTC instant the answer was computed for")
         next = DeadlineOutputSerializer(allow_null=True)
         deadlines = DeadlineOutputSerializer(many=True)
+        out_of_milestone = OutOfMilestoneOutputSerializer(
+            many=True, help_text="The asked KEPs removed from or deferred out of a release asked: none of its deadlines"
+        )
 
     @extend_schema(
         parameters=[
@@ -780,5 +796,11 @@ class DeadlineNextApi(APIView):
             releases = list(schedule.release_list_active())
         now = tz.utc_now()
         rows = deadlines_next(releases=releases, enhancements=enhancements, now=now, limit=query["limit"])
-        data = {"now": tz.isoformat_utc(now), "next": rows[0] if rows else None, "deadlines": rows}
+        out = schedule.tracking_out_of_milestone(enhancements=enhancements, releases=releases) if enhancements else []
+        data = {
+            "now": tz.isoformat_utc(now),
+            "next": rows[0] if rows else None,
+            "deadlines": rows,
+            "out_of_milestone": out,
+        }
         return Response(self.OutputSerializer(data, context=context).data)

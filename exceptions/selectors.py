@@ -281,7 +281,8 @@ def deadlines_next(
     """The upcoming deadlines, soonest first, with granted extensions applied.
 
     Without KEPs: the releases' own deadlines. With KEPs: each KEP's effective deadline
-    per milestone; KEPs sharing one instant for a milestone share one row.
+    per milestone; KEPs sharing one instant for a milestone share one row. A KEP out of
+    a release's milestone (removed or deferred) has none of that release's deadlines.
     """
     milestones = [m for release in releases for m in schedule.milestone_list(release=release).filter(cancelled=False)]
     rows: dict[tuple[int, dt.datetime, int | None], Deadline] = {}
@@ -290,8 +291,11 @@ def deadlines_next(
             deadline = milestone.deadline
             rows[(milestone.pk, deadline, None)] = _own(milestone, deadline, [])
     else:
+        out = {(t.enhancement_id, t.release_id) for t in schedule.tracking_out_of_milestone(enhancements=enhancements)}
         effective = effective_deadlines(milestones=milestones, enhancements=enhancements)
-        for deadline in sorted(effective.values(), key=lambda d: d.keps[0]):
+        for (enhancement_id, _), deadline in sorted(effective.items(), key=lambda item: item[1].keps[0]):
+            if (enhancement_id, deadline.milestone.release_id) in out:
+                continue
             key = (deadline.milestone.pk, deadline.instant, deadline.exception_id)
             row = rows.get(key)
             if row is None:

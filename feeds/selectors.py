@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision
@@ -33,8 +33,8 @@ from feeds.services import feed_token_hash
 from people.selectors import enhancement_list_of_user
 from releasecal import tz
 from releasecal.errors import NotFound
-from releasecal.models import AuditLog, Enhancement, Milestone, Release
-from releasecal.selectors import sig_q
+from releasecal.models import AuditLog, Enhancement, Milestone, Release, Tracking
+from releasecal.selectors import sig_q, tracking_out_of_milestone
 
 logger = logging.getLogger(__name__)
 
@@ -104,9 +104,17 @@ def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
     )
 
 
+def _out_of_milestone(kep_ids) -> QuerySet[Tracking]:
+    """The tracking rows of these KEPs that put them out of a release (removed, deferred)."""
+    return Tracking.objects.filter(enhancement__in=kep_ids, status__in=Tracking.OUT_OF_MILESTONE)
+
+
 def feed_scope_kep(*, number: int) -> FeedScope:
+    """A KEP's releases (tracked in, or with a request in) and its requests. A release it
+    was removed from (or deferred out of) gives it no deadline: its milestones stay out."""
     in_kep = Q(tracking__enhancement__number=number) | Q(exception_requests__enhancement__number=number)
-    releases = Release.objects.filter(pk__in=Release.objects.filter(in_kep).values("pk"))
+    out = _out_of_milestone(Enhancement.objects.filter(number=number).values("pk")).values("release_id")
+    releases = Release.objects.filter(pk__in=Release.objects.filter(in_kep).values("pk")).exclude(pk__in=out)
     return FeedScope(
         key=f"kep:{number}",
         kind="kep",
@@ -146,10 +154,15 @@ def feed_scope_user(*, user) -> FeedScope:
 
 
 def _feed_scope_user(*, user_id: int, username: str, kep_ids) -> FeedScope:
+    # A KEP removed from (or deferred out of) a release does not bring that release in.
+    in_kep = Tracking.objects.filter(enhancement__in=kep_ids).exclude(status__in=Tracking.OUT_OF_MILESTONE)
+    untracked_requests = ExceptionRequest.objects.filter(enhancement__in=kep_ids).exclude(
+        Exists(Tracking.objects.filter(release=OuterRef("release"), enhancement=OuterRef("enhancement")))
+    )
     releases = Release.objects.filter(
-        pk__in=Release.objects.filter(
-            Q(leads__id=user_id) | Q(tracking__enhancement__in=kep_ids) | Q(exception_requests__enhancement__in=kep_ids)
-        ).values("pk")
+        Q(pk__in=Release.objects.filter(leads__id=user_id).values("pk"))
+        | Q(pk__in=in_kep.values("release_id"))
+        | Q(pk__in=untracked_requests.values("release_id"))
     )
     return FeedScope(
         # The username is in the calendar's name: a new one is a new key. (The GitHub
@@ -182,7 +195,9 @@ class BuiltFeed:
     event_count: int
 
 
-def _calendar_name(scope: FeedScope, releases: list[Release], kep: Enhancement | None) -> tuple[str, str]:
+def _calendar_name(
+    scope: FeedScope, releases: list[Release], kep: Enhancement | None, out: list[Tracking] = ()
+) -> tuple[str, str]:
     if scope.kind == "release" and releases:
         release = releases[0]
         return f"{release.name or release.slug} (releasecal)", f"Milestones of {release.name or release.slug}."
@@ -194,7 +209,8 @@ def _calendar_name(scope: FeedScope, releases: list[Release], kep: Enhancement |
         )
     if scope.kind == "kep":
         title = f"KEP-{scope.number}" + (f": {kep.title}" if kep else "")
-        return f"{title} (releasecal)", f"Milestones and effective deadlines of {title}."
+        said = "".join(f" {t.out_of_milestone_text()}" for t in out)
+        return f"{title} (releasecal)", f"Milestones and effective deadlines of {title}.{said}"
     if scope.kind == "user":
         return (
             f"My KEPs and releases, {scope.user_label} (releasecal)",
@@ -289,9 +305,9 @@ def _guarded(make, row, **kwargs) -> ical.CalendarEvent | None:
 
 
 def feed_build(scope: FeedScope) -> BuiltFeed:
-    """Render the feed: 4 queries (releases, milestones, their moves, KEP) plus 2 when it
-    has extension events (requests, effective deadlines) and 1 for all.ics (when it last
-    lost a release), however many events."""
+    """Render the feed: 4 queries (releases, milestones, their moves, KEP) plus 3 when it
+    has extension events (requests, effective deadlines, the KEPs out of a release) and 1
+    for all.ics (when it last lost a release), however many events."""
     host, site_url = settings.SITE_HOST, settings.SITE_URL
     releases = list(scope.releases.order_by("start_date", "slug"))
     milestones = list(
@@ -300,8 +316,10 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
         .order_by("at", "on_date", "id")
     )
     kep = None
+    out: list[Tracking] = []
     if scope.kind == "kep":
         kep = Enhancement.objects.filter(number=scope.number).first()
+        out = tracking_out_of_milestone(enhancements=[kep]) if kep else []
     moves = milestone_moves(milestones)
     weeks: dict[int, int] = {}  # release id -> its schedule's highest week
     for m in milestones:
@@ -341,7 +359,17 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
             milestones={r.milestone_id: r.milestone for r in requests}.values(),
             enhancements={r.enhancement_id: r.enhancement for r in requests}.values(),
         )
+        # A KEP removed from (or deferred out of) the release: its pending or granted
+        # extension is no deadline of its own any more (a rejected or withdrawn one
+        # stays, CANCELLED).
+        left = (
+            set(_out_of_milestone({r.enhancement_id for r in requests}).values_list("enhancement_id", "release_id"))
+            if requests
+            else set()
+        )
         for request in requests:
+            if request.state in ExceptionRequest.ACTIVE_STATES and (request.enhancement_id, request.release_id) in left:
+                continue
             deadline = deadlines.get((request.enhancement_id, request.milestone_id))
             event = _guarded(
                 ical.extension_event,
@@ -357,7 +385,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
             stamps.append(event.last_modified)
     events = publish(events)
     stamps += [event.last_modified for event in events]
-    name, description = _calendar_name(scope, releases, kep)
+    name, description = _calendar_name(scope, releases, kep, out)
     body = ical.calendar_bytes(name=name, description=description, events=events, alarms=scope.alarms)
     last_modified = max((tz.to_utc(s) for s in stamps), default=dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
     return BuiltFeed(body=body, last_modified=last_modified.replace(microsecond=0), event_count=len(events))

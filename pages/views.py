@@ -494,7 +494,9 @@ def _kep_page(
 ) -> HttpResponse:
     zone = viewer_zone(request)
     trackings = list(
-        Tracking.objects.filter(enhancement=enhancement).select_related("release").order_by("-release__start_date")
+        Tracking.objects.filter(enhancement=enhancement)
+        .select_related("release", "enhancement", "missed_freeze")
+        .order_by("-release__start_date")
     )
     releases = [t.release for t in trackings]
     milestones = sorted(
@@ -519,7 +521,16 @@ def _kep_page(
                 "past": deadline.instant < now,
             }
         )
-    sections = [{"tracking": t, "release": t.release, "rows": by_release[t.release.pk]} for t in trackings]
+    # Removed from (or deferred out of) a release: none of its deadlines is the KEP's.
+    sections = [
+        {
+            "tracking": t,
+            "release": t.release,
+            "rows": [] if t.out_of_milestone else by_release[t.release.pk],
+            "out_text": t.out_of_milestone_text(),
+        }
+        for t in trackings
+    ]
     history = _request_rows(_requests_queryset().filter(enhancement=enhancement), zone.zone)
     feeds = [feed_for(request, f"/calendar/kep/{enhancement.number}.ics", f"KEP-{enhancement.number}", "kep")]
     return _render(

@@ -197,6 +197,12 @@ class TrackingOutputSerializer(serializers.Serializer):
     stage = serializers.CharField()
     status = serializers.CharField()
     pr_urls = serializers.ListField(child=serializers.CharField())
+    missed_freeze = serializers.CharField(
+        source="missed_freeze.title",
+        allow_null=True,
+        default=None,
+        help_text="Removed from milestone: the freeze it missed, the one it may still ask an exception for",
+    )
 
 
 class PersonOutputSerializer(serializers.Serializer):
@@ -227,7 +233,10 @@ class EnhancementOutputSerializer(serializers.Serializer):
 def enhancement_queryset():
     return Enhancement.objects.prefetch_related(
         Prefetch("owners", queryset=EnhancementOwner.objects.order_by("id")),
-        Prefetch("tracking", queryset=Tracking.objects.select_related("release").order_by("release__start_date")),
+        Prefetch(
+            "tracking",
+            queryset=Tracking.objects.select_related("release", "missed_freeze").order_by("release__start_date"),
+        ),
         Prefetch("people", queryset=EnhancementPerson.objects.order_by("role", "stage", "position", "id")),
     )
 

@@ -10,7 +10,7 @@ from django.db.models import Q, QuerySet
 
 from releasecal import tz
 from releasecal.errors import NotFound
-from releasecal.models import Enhancement, EnhancementPerson, Milestone, Release, SigLead
+from releasecal.models import Enhancement, EnhancementPerson, Milestone, Release, SigLead, Tracking
 
 
 def release_get(*, slug: str) -> Release:
@@ -115,3 +115,17 @@ def enhancement_list_naming(*, handle: str, roles: Collection[str] | None = None
         return Enhancement.objects.none()
     numbers = Enhancement.objects.filter(matches).values("pk")
     return Enhancement.objects.filter(pk__in=numbers).order_by("number")
+
+
+def tracking_out_of_milestone(*, enhancements=None, releases=None) -> list[Tracking]:
+    """The tracking rows of KEPs out of a release's milestone (removed from it, or
+    deferred by their SIG): none of that release's deadlines is theirs, and every face
+    says ``Tracking.out_of_milestone_text()`` instead. Oldest release first."""
+    rows = Tracking.objects.filter(status__in=Tracking.OUT_OF_MILESTONE).select_related(
+        "enhancement", "release", "missed_freeze"
+    )
+    if enhancements is not None:
+        rows = rows.filter(enhancement__in=enhancements)
+    if releases is not None:
+        rows = rows.filter(release__in=releases)
+    return list(rows.order_by("release__start_date", "release__slug", "enhancement__number"))

@@ -104,12 +104,17 @@ def cmd_kep(args: list[str], identity: SlackIdentity | None) -> dict:
     enhancement = Enhancement.objects.filter(number=number).first()
     if enhancement is None:
         return reply(f"No KEP {number} is known.")
-    tracked = list(Tracking.objects.filter(enhancement=enhancement).select_related("release"))
+    tracked = list(
+        Tracking.objects.filter(enhancement=enhancement).select_related("release", "enhancement", "missed_freeze")
+    )
     lines = [f"SIG {escape(enhancement.owning_sig)}"] + [
         f"{escape(t.release.slug)}: {t.get_stage_display().lower()}, {t.get_status_display().lower()}" for t in tracked
     ]
     blocks = [header(f"KEP-{number}: {enhancement.title}"), section("\n".join(lines))]
-    releases = [t.release for t in tracked if t.release.status != Release.Status.RELEASED]
+    current = [t for t in tracked if t.release.status != Release.Status.RELEASED]
+    # Removed or deferred: that release's deadlines are not the KEP's (deadlines_next leaves them out).
+    blocks += [context(escape(t.out_of_milestone_text())) for t in current if t.out_of_milestone]
+    releases = [t.release for t in current]
     rows = deadlines_next(releases=releases, enhancements=[enhancement], now=tz.utc_now(), limit=5)
     if rows:
         deadline_lines = []

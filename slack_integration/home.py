@@ -88,11 +88,18 @@ def kep_blocks(user, viewer: str | None, now: dt.datetime) -> list[dict]:
         return [section("*Your KEPs*\nYou own no KEP in releasecal.")]
     more = len(keps) > MAX_KEPS
     keps = keps[:MAX_KEPS]
-    tracked = set(
+    current = list(
         Tracking.objects.filter(enhancement__in=keps)
         .exclude(release__status=Release.Status.RELEASED)
-        .values_list("enhancement_id", "release_id")
+        .select_related("enhancement", "release", "missed_freeze")
+        .order_by("release__start_date", "release__slug")
     )
+    # A KEP removed from (or deferred out of) a release has none of its deadlines.
+    tracked = {(t.enhancement_id, t.release_id) for t in current if not t.out_of_milestone}
+    out = {}
+    for t in current:
+        if t.out_of_milestone:
+            out.setdefault(t.enhancement_id, []).append(t.out_of_milestone_text())
     milestones = list(
         Milestone.objects.filter(release_id__in={release for _, release in tracked}, cancelled=False).select_related(
             "release", "kind"
@@ -109,7 +116,9 @@ def kep_blocks(user, viewer: str | None, now: dt.datetime) -> list[dict]:
             ),
             key=lambda d: (d.instant, d.milestone.pk),
         )[:DEADLINES_PER_KEP]
-        lines = [_deadline_line(d, viewer) for d in upcoming] or ["No upcoming deadline."]
+        lines = [_deadline_line(d, viewer) for d in upcoming]
+        lines += [f"_{escape(text)}_" for text in out.get(kep.pk, [])]
+        lines = lines or ["No upcoming deadline."]
         blocks += _chunks(f"KEP-{kep.number}: {escape(kep.title)} (SIG {escape(kep.owning_sig)})", lines)
     if more:
         blocks.append(context(f"Showing your first {MAX_KEPS} KEPs."))

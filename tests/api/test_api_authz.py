@@ -67,7 +67,7 @@ def _effect_of_success(method: str, path: str, body: dict, actor: User, pending:
     elif path.startswith("/api/v1/enhancements/?"):
         assert [e["number"] for e in body["results"]] == [2400]
         assert body["results"][0]["tracking"] == [
-            {"release": "1.31", "stage": "beta", "status": "exception_pending", "pr_urls": []}
+            {"release": "1.31", "stage": "beta", "status": "exception_pending", "pr_urls": [], "missed_freeze": None}
         ]
     elif path == "/api/v1/enhancements/2400/":
         assert [(r["id"], r["state"], r["days"]) for r in body["exception_requests"]] == [(pending.pk, "pending", 2)]

@@ -157,7 +157,8 @@ def test_decided_and_emailed_requests_write_their_own_parts(requests_in_every_sh
 def test_deadline_rows_write_every_field(requests_in_every_shape, viewer, monkeypatch):
     monkeypatch.setattr(tz, "utc_now", lambda: dt.datetime(2024, 7, 1, tzinfo=dt.UTC))
     release = get("/api/v1/deadlines/next/", viewer, release="1.31", limit=100)
-    assert list(release) == ["now", "next", "deadlines"]
+    assert list(release) == ["now", "next", "deadlines", "out_of_milestone"]
+    assert release["out_of_milestone"] == []  # only KEPs asked for can be out of a release
     assert release["now"] == "2024-07-01T00:00:00Z"
     assert release["next"] == release["deadlines"][0]
     for row in release["deadlines"]:
@@ -186,4 +187,5 @@ def test_no_deadline_left_is_a_null_next_and_an_empty_list(release, monkeypatch)
         "now": "2030-01-01T00:00:00Z",
         "next": None,
         "deadlines": [],
+        "out_of_milestone": [],
     }
