@@ -12,7 +12,8 @@ new one.
 Pure Python, no Django: the Django settings (``config/settings/``), gunicorn's config (which
 runs before Django), ``docker/healthcheck.py``, ``manage.py``, the Celery app and the
 management commands all read through here; nothing else reads ``os.environ`` for
-configuration.
+configuration. ``docs/settings.md`` and ``docker/.env.example`` are generated from
+``VARIABLES`` (``manage.py settings_doc``); a test fails when they differ.
 """
 
 from __future__ import annotations
@@ -542,3 +543,111 @@ def use_settings_module() -> str:
     module = read("DJANGO_SETTINGS_MODULE")
     os.environ["DJANGO_SETTINGS_MODULE"] = module
     return module
+
+
+# --------------------------------------------------------------------------- generated pages
+
+
+def _shown_default(setting: Setting) -> str:
+    if setting.shown_default is not None:
+        return setting.shown_default
+    return _plain(setting.default) or "empty"
+
+
+def _plain(value: Any) -> str:
+    """A value as it is written in the environment."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return ",".join(value)
+    return "" if value is None else str(value)
+
+
+def _type_words(setting: Setting) -> str:
+    words = {"str": "string", "list": "list"}.get(setting.type, setting.type)
+    if setting.choices:
+        return "one of " + ", ".join(f"`{choice}`" for choice in setting.choices)
+    if setting.min is not None and setting.max is not None:
+        return f"{words}, {_plain(setting.min)} to {_plain(setting.max)}"
+    if setting.min is not None:
+        return f"{words}, at least {_plain(setting.min)}"
+    return words
+
+
+def _groups() -> dict[str, list[Setting]]:
+    groups: dict[str, list[Setting]] = {}
+    for setting in VARIABLES:
+        groups.setdefault(setting.group, []).append(setting)
+    return groups
+
+
+def markdown() -> str:
+    """docs/settings.md: every variable, by group."""
+    lines = [
+        "# Settings",
+        "",
+        "<!-- Generated from config/env.py by `manage.py settings_doc`: edit the declaration, not this page"
+        " (tests/config/test_settings_page.py fails when they differ). -->",
+        "",
+        f"Every environment variable releasecal reads, {len(VARIABLES)} of them, declared once in `config/env.py`"
+        " (read with the environs library) and read through it by the Django settings,"
+        " gunicorn's config (`docker/gunicorn.conf.py`, before Django starts), `docker/healthcheck.py`, `manage.py`,"
+        " the Celery app and the management commands; compose reads the last group itself.",
+        "",
+        "- **Strict**: a value that is not of its type (`DEBUG=ture`), out of its range or not one of its choices"
+        " stops the start, in every process, with one line naming the variable (no traceback). Booleans are"
+        " `1`/`0`, `true`/`false`, `yes`/`no` or `on`/`off`.",
+        "- **Empty is unset**: `NAME=` gives the default.",
+        "- **No misspelt names**: a variable under one of releasecal's own prefixes ("
+        + ", ".join(f"`{prefix}`" for prefix in OWN_PREFIXES)
+        + ") that is not declared here is refused, with the closest declared name.",
+        "- **Secrets from files**: a variable marked *yes* under `_FILE` may instead be given as `NAME_FILE`, the path"
+        " of a file holding the value (Kubernetes mounts Secrets as files; surrounding whitespace is stripped)."
+        " Setting both is refused.",
+        "- **Renamed variables**: an old name still reads, with a warning naming the new one (a"
+        " `DeprecatedSettingWarning`); the old names are listed beside the new.",
+        "- **Production** (`DJANGO_SETTINGS_MODULE=config.settings.production`) also refuses a missing, short or"
+        " development `SECRET_KEY`.",
+        "- `docker/.env.example` (generated with this page) lists what a compose deployment sets.",
+    ]
+    for group, settings in _groups().items():
+        lines += [
+            "",
+            f"## {group}",
+            "",
+            "| variable | type | default | description | `_FILE` |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for setting in settings:
+            default = _shown_default(setting)
+            default = f"`{default}`" if setting.shown_default is None and default != "empty" else default
+            help_text = setting.help
+            if setting.deprecated:
+                help_text += " Old name" + ("s" if len(setting.deprecated) > 1 else "") + ": "
+                help_text += ", ".join(f"`{old}`" for old in setting.deprecated) + "."
+            from_file = "yes" if setting.secret else ""
+            lines.append(f"| `{setting.name}` | {_type_words(setting)} | {default} | {help_text} | {from_file} |")
+    return "\n".join(lines) + "\n"
+
+
+def env_example() -> str:
+    """docker/.env.example: what a compose deployment sets; a commented line shows the default."""
+    lines = [
+        "# Copy to docker/.env and fill in: compose reads its own variables here and gives the rest to the app.",
+        "# Generated from config/env.py by `manage.py settings_doc`; every variable: docs/settings.md.",
+        "# A line commented out shows the default: uncomment it to change it.",
+    ]
+    for group, settings in _groups().items():
+        chosen = [setting for setting in settings if setting.example is not None]
+        if not chosen:
+            continue
+        lines += ["", f"# --- {group}"]
+        for setting in chosen:
+            lines.append(f"# {setting.help}")
+            if setting.example:
+                lines.append(f"{setting.name}={setting.example}")
+            else:
+                lines.append(f"# {setting.name}={_plain(setting.default)}")
+    return "\n".join(lines) + "\n"
