@@ -37,6 +37,8 @@ TEST_SETTINGS = "tests.settings"
 # The embedded default's key: fine for `make run`, refused by the production settings.
 DEV_SECRET_KEY = "dev-only-not-secret-releasecal-embedded-default"  # noqa: S105
 SECRET_KEY_MIN_LENGTH = 50
+EXAMPLE_SECRET_KEY = "change-me-to-a-random-string-of-at-least-50-characters-please-0000"  # noqa: S105
+EXAMPLE_DATABASE_PASSWORD = "change-me"  # noqa: S105 (POSTGRES_PASSWORD in docker/.env.example)
 
 # Prefixes only releasecal uses: a variable under one that is not declared is refused
 # (a misspelt name). Not SLACK_, CELERY_ or GUNICORN_: other tools read names there too.
@@ -189,9 +191,8 @@ VARIABLES: tuple[Setting, ...] = (
           choices=(BASE_SETTINGS, PRODUCTION_SETTINGS, TEST_SETTINGS)),
         S("DEBUG", "bool", False, "Django's debug mode (the production settings turn it off whatever it says)."),
         S("SECRET_KEY", "str", DEV_SECRET_KEY,
-          "Signs sessions, CSRF tokens and links: production refuses one under 50 characters.",
-          secret=True, example="change-me-to-a-random-string-of-at-least-50-characters-please-0000",
-          shown_default="a development key"),
+          "Signs sessions, CSRF tokens and links: production refuses one under 50 characters or an example.",
+          secret=True, example=EXAMPLE_SECRET_KEY, shown_default="a development key"),
         S("ALLOWED_HOSTS", "list", ["127.0.0.1", "localhost", "testserver"], "Host names this site answers to.",
           example="releasecal.example.org"),
         S("CSRF_TRUSTED_ORIGINS", "list", [],
@@ -375,15 +376,15 @@ VARIABLES: tuple[Setting, ...] = (
           read_by="gunicorn", shown_default="/dev/shm when it exists"),  # noqa: S108
         S("GUNICORN_CONTROL_SOCKET", "path", None, "gunicornc's control socket (the image: /tmp/gunicorn.ctl).",
           read_by="gunicorn", shown_default="gunicorn's, under $HOME"),
-        S("FORWARDED_ALLOW_IPS", "str", "127.0.0.1",
-          "Addresses or networks of the proxy whose X-Forwarded-Proto gunicorn believes (* : any).",
+        S("FORWARDED_ALLOW_IPS", "str", "",
+          "Addresses or networks of the proxy whose X-Forwarded-Proto gunicorn believes (empty: no proxy; never *).",
           checks=(_addresses,), read_by="gunicorn", example=""),
     ),
     *_group(
         "docker compose (compose.yml reads these, not the code)",
         S("POSTGRES_PASSWORD", "str", None,
-          "The PostgreSQL password; compose builds DATABASE_URL from it.",
-          read_by="compose", example="change-me", shown_default="none: required"),
+          "The PostgreSQL password; compose builds DATABASE_URL from it (the example's is refused).",
+          read_by="compose", example=EXAMPLE_DATABASE_PASSWORD, shown_default="none: required"),
         S("WEB_BIND", "str", "127.0.0.1", "The host address the web port is published on (0.0.0.0: every interface).",
           read_by="compose", example=""),
         S("WEB_PORT", "int", 8000, "The host port of the web service.", min=1, max=65535,
@@ -517,17 +518,25 @@ def load(settings: Iterable[Setting] = VARIABLES) -> dict[str, Any]:
 
 
 def production_problems(values: Mapping[str, Any]) -> list[str]:
-    """What the production settings refuse, one line per variable: a missing, short or
-    development SECRET_KEY."""
+    """What the production settings refuse, one line per variable: a missing, short,
+    development or example SECRET_KEY; the example database password."""
     problems = []
     key = values["SECRET_KEY"]
     advice = f"Set SECRET_KEY to a random value of at least {SECRET_KEY_MIN_LENGTH} characters"
     if not _given("SECRET_KEY") and not _given("SECRET_KEY_FILE"):
         problems.append(f"SECRET_KEY is not set. {advice} (or SECRET_KEY_FILE to a file holding it).")
-    elif key == DEV_SECRET_KEY:
-        problems.append(f"SECRET_KEY is the development key. {advice}.")
+    elif key in (DEV_SECRET_KEY, EXAMPLE_SECRET_KEY):
+        problems.append(f"SECRET_KEY is the {'example' if key == EXAMPLE_SECRET_KEY else 'development'} key. {advice}.")
     elif len(key) < SECRET_KEY_MIN_LENGTH:
         problems.append(f"SECRET_KEY has {len(key)} characters. {advice}.")
+    if values["DATABASE_URL"]:
+        import dj_database_url
+
+        if dj_database_url.parse(values["DATABASE_URL"]).get("PASSWORD") == EXAMPLE_DATABASE_PASSWORD:
+            problems.append(
+                f"DATABASE_URL has the example password {EXAMPLE_DATABASE_PASSWORD!r} "
+                "(POSTGRES_PASSWORD in docker/.env.example): choose a password of your own."
+            )
     return problems
 
 
@@ -608,8 +617,8 @@ def markdown() -> str:
         " Setting both is refused.",
         "- **Renamed variables**: an old name still reads, with a warning naming the new one (a"
         " `DeprecatedSettingWarning`); the old names are listed beside the new.",
-        "- **Production** (`DJANGO_SETTINGS_MODULE=config.settings.production`) also refuses a missing, short or"
-        " development `SECRET_KEY`.",
+        "- **Production** (`DJANGO_SETTINGS_MODULE=config.settings.production`) also refuses a missing, short,"
+        " development or example `SECRET_KEY`, and a `DATABASE_URL` with the example password (`change-me`).",
         "- `docker/.env.example` (generated with this page) lists what a compose deployment sets.",
     ]
     for group, settings in _groups().items():

@@ -33,7 +33,7 @@ if environment["GUNICORN_WORKER_TMP_DIR"]:
     worker_tmp_dir = str(environment["GUNICORN_WORKER_TMP_DIR"])
 elif Path("/dev/shm").is_dir():  # noqa: S108
     worker_tmp_dir = "/dev/shm"  # noqa: S108
-# Trust X-Forwarded-* only from the proxy network.
+# Trust X-Forwarded-* only from the proxy's addresses; none by default (no proxy).
 forwarded_allow_ips = environment["FORWARDED_ALLOW_IPS"]
 # gunicornc's control socket: gunicorn's default is under $HOME, which in the image is the
 # code the app user cannot write; the image sets GUNICORN_CONTROL_SOCKET=/tmp/gunicorn.ctl.

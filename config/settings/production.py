@@ -1,6 +1,6 @@
 """Production settings: the base settings, hardened. Everything still comes from the
-environment (config/env.py); a missing, short or development SECRET_KEY is refused at
-start-up, in one line naming the variable.
+environment (config/env.py); a missing, short, development or example SECRET_KEY and the
+example database password are refused at start-up, one line naming each variable.
 
 DJANGO_SETTINGS_MODULE=config.settings.production (the Docker image sets it).
 """

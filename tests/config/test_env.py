@@ -316,6 +316,19 @@ def test_every_variable_the_code_names_is_declared():
 # --------------------------------------------------------------------------- safe defaults
 
 
+def test_no_proxy_is_trusted_by_default():
+    environ = production_env()
+    environ.pop("FORWARDED_ALLOW_IPS", None)
+    environ.pop("NUM_PROXIES", None)
+    code = (
+        "import runpy; conf = runpy.run_path('docker/gunicorn.conf.py'); print(repr(conf['forwarded_allow_ips']))\n"
+        "import django; django.setup(); from django.conf import settings; print(settings.REST_FRAMEWORK['NUM_PROXIES'])"
+    )
+    result = run([sys.executable, "-c", code], environ)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["''", "0"]
+
+
 def test_gunicorn_is_given_the_declared_values():
     environ = production_env(WEB_CONCURRENCY="5", GUNICORN_THREADS="4", FORWARDED_ALLOW_IPS="10.0.0.5,10.1.0.0/16")
     code = (
@@ -342,8 +355,9 @@ def test_gunicorn_is_given_the_declared_values():
         ),
         ("short", "SECRET_KEY has 5 characters. " + WEAK_KEY + "."),
         (env.DEV_SECRET_KEY, "SECRET_KEY is the development key. " + WEAK_KEY + "."),
+        (env.EXAMPLE_SECRET_KEY, "SECRET_KEY is the example key. " + WEAK_KEY + "."),
     ],
-    ids=["missing", "empty", "short", "development"],
+    ids=["missing", "empty", "short", "development", "example"],
 )
 def test_production_refuses_a_weak_key_in_one_line(key, line):
     environ = production_env()
@@ -355,6 +369,16 @@ def test_production_refuses_a_weak_key_in_one_line(key, line):
     assert result.returncode == 1
     assert result.stderr.strip() == line
     assert "Traceback" not in result.stderr
+
+
+def test_production_refuses_the_example_database_password():
+    environ = production_env(DATABASE_URL="postgres://releasecal:change-me@postgres:5432/releasecal")
+    result = run([sys.executable, "manage.py", "check"], environ)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "DATABASE_URL has the example password 'change-me' (POSTGRES_PASSWORD in docker/.env.example): "
+        "choose a password of your own."
+    )
 
 
 def test_gunicorn_refuses_a_weak_key_before_any_worker_boots():

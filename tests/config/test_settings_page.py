@@ -8,7 +8,7 @@ import sys
 
 from config import env
 from tests.support.paths import ROOT
-from tests.support.processes import production_env, run
+from tests.support.processes import load_compose, production_env, run
 
 
 def test_docs_settings_md_is_the_generated_page():
@@ -58,6 +58,24 @@ def test_the_env_example_lists_what_a_deployment_sets():
     assert listed <= set(env.BY_NAME)
     # compose sets these itself (its environment: wins over the env file): not listed, not to mislead.
     assert {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"}.isdisjoint(listed)
+
+
+def test_the_env_example_trusts_no_proxy_and_its_secrets_are_refused_in_production():
+    values = example_values()
+    assert "FORWARDED_ALLOW_IPS" not in values  # shown commented out, empty: no proxy trusted
+    assert "*" not in (ROOT / "docker" / ".env.example").read_text().split("FORWARDED_ALLOW_IPS=")[1].splitlines()[0]
+    compose_env = load_compose()["x-app"]["environment"]
+    database_url = compose_env["DATABASE_URL"].replace(
+        "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD in .env}", values["POSTGRES_PASSWORD"]
+    )
+    environ = production_env(**values, DATABASE_URL=database_url)
+    result = run([sys.executable, "manage.py", "check", "--deploy"], environ)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "SECRET_KEY is the example key. Set SECRET_KEY to a random value of at least 50 characters.",
+        "DATABASE_URL has the example password 'change-me' (POSTGRES_PASSWORD in docker/.env.example): "
+        "choose a password of your own.",
+    ]
 
 
 def test_the_env_example_passes_with_a_key_and_password_of_ones_own():
