@@ -422,30 +422,6 @@ def test_beat_polls_only_when_the_mailbox_is_configured():
     assert "intake-poll" in on.stdout
 
 
-def test_the_make_run_demo_mailbox_delivers_one_request(kinds, tmp_path):
-    dovecot_or_skip()
-    from demo.data import demo_seed
-
-    demo_seed()
-    out, err = io.StringIO(), io.StringIO()
-    base = Path(tempfile.mkdtemp(prefix="releasecal-demo-dovecot-"))
-    try:
-        call_command("intake_demo_mailbox", "--dir", str(base), stdout=out, stderr=err)
-        env = dict(line.split("=", 1) for line in out.getvalue().splitlines())
-        assert "holds a request for KEP-" in err.getvalue()
-        config = MailboxConfig(
-            host=env["INTAKE_IMAP_HOST"], port=int(env["INTAKE_IMAP_PORT"]), user=env["INTAKE_IMAP_USER"],
-            password=env["INTAKE_IMAP_PASSWORD"], tls=env["INTAKE_IMAP_TLS"],
-        )  # fmt: skip
-        result = mailbox_poll(config=config)
-        assert result.outcomes == {"filed": 1}, (result, list(IntakeProblem.objects.values_list("reason", flat=True)))
-        message = IntakeMessage.objects.get()
-        assert message.request.requester_name == "Demo Contributor"
-    finally:
-        call_command("intake_demo_mailbox", "--stop", "--dir", str(base))
-        shutil.rmtree(base, ignore_errors=True)
-
-
 def test_the_release_teams_reply_becomes_a_proposed_decision_never_applied(dovecot, mailbox, node_kep, code_freeze):
     first = mail()
     put(dovecot, mailbox, first)

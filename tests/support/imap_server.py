@@ -1,4 +1,4 @@
-"""The intake tests' IMAP server: intake.dovecot, skipped locally without dovecot and a
+"""The intake tests' IMAP server: demo.dovecot, skipped locally without dovecot and a
 failure in CI (``make test`` installs Debian's dovecot-imapd)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from intake.dovecot import Dovecot, dovecot_available
+from demo.dovecot import Dovecot, dovecot_available
 
 __all__ = ["Dovecot", "dovecot_or_skip"]
 

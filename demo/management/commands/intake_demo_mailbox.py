@@ -18,9 +18,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from demo.dovecot import Dovecot, dovecot_available
 from exceptions.models import ExceptionRequest
 from exceptions.services import request_window_closes
-from intake.dovecot import Dovecot, dovecot_available
 from releasecal import tz
 from releasecal.models import Enhancement, Milestone
 from releasecal.selectors import release_list_active
