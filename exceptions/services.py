@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
+from exceptions.fields import FIELD_LABELS, RequestFields
 from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
+from exceptions.reader import ParsedRequest, ThreadReading
+from exceptions.selectors import exception_milestone_get
 from releasecal import tz
-from releasecal.errors import Conflict, NotAllowed, PolicyViolation, ValidationFailed
-from releasecal.models import Enhancement, Milestone, Tracking
-from releasecal.selectors import release_hard_stop, release_team_includes, sig_leaderships_of
-from releasecal.services import audit_record, wall_time_record
+from releasecal.errors import Conflict, DomainError, NotAllowed, PolicyViolation, ValidationFailed
+from releasecal.models import Enhancement, Milestone, MilestoneKind, Release, Tracking
+from releasecal.selectors import release_hard_stop, release_list_active, release_team_includes, sig_leaderships_of
+from releasecal.services import audit_record, enhancement_upsert, wall_time_record
 
 # Kept for the admin's menus; deciding itself needs membership of the request's release
 # team (``can_decide``), not this global permission.
@@ -34,26 +38,6 @@ request_event_hooks: list[Callable[[str, ExceptionRequest], None]] = []
 def _emit(event: str, request: ExceptionRequest) -> None:
     for hook in request_event_hooks:
         hook(event, request)
-
-
-@dataclass
-class RequestFields:
-    """The fields of the Kubernetes exception request template."""
-
-    days: int
-    enhancement_name: str = ""
-    stage: str = ""
-    sig: str = ""
-    issue_url: str = ""
-    pr_urls: list[str] = field(default_factory=list)
-    until_text: str = ""
-    until_zone: str = ""
-    reason: str = ""
-    risks_adding: str = ""
-    risks_cutting: str = ""
-    source_text: str = ""
-    # The until-text read as an instant (``exceptions.parsing`` fills it when it can).
-    until_at: dt.datetime | None = None
 
 
 def _actor_label(actor, fallback: str = "") -> str:
@@ -792,3 +776,345 @@ def proposed_decision_dismiss(*, proposal: ProposedDecision, actor, note: str = 
     proposal.save(update_fields=["state", "resolved_by", "resolved_at"])
     audit_record(action="exception.dismiss_proposed_decision", obj=proposal.request, actor=actor, after={"note": note})
     return proposal
+
+
+# ------------------------------------------------------------ filing a thread
+
+
+@dataclass
+class FiledThread:
+    """What ``exception_thread_file`` wrote (or, in a dry run, would write)."""
+
+    request: object  # ExceptionRequest
+    proposal: object | None  # ProposedDecision
+    milestone_reason: str
+    notes: list[str]
+    report: list[str]  # the lines the command prints
+
+
+class _Rollback(Exception):
+    pass
+
+
+def _describe(milestone) -> str:
+    return f"{milestone.title} of {milestone.release.slug} (#{milestone.pk})"
+
+
+def exception_thread_milestone_resolve(
+    reading: ThreadReading,
+    *,
+    release_slug: str | None = None,
+    milestone_opt: str | None = None,
+    received_at: dt.datetime,
+):
+    """(milestone, reason) from the options and what the thread says; ValidationFailed
+    (one sentence) when it cannot be told.
+
+    Milestone, when not given: the freeze the subject names, else the body, else the
+    template's answers; else the one freeze whose request window (freeze .. freeze + the
+    release's window days) holds the date the request was sent. Release, when not given:
+    a "1.NN" the subject or body names, else the active release holding that freeze.
+    Every inference is reported with its reason."""
+    qs = Milestone.objects.select_related("release", "kind")
+    if milestone_opt and str(milestone_opt).strip().isdigit():
+        if len(str(milestone_opt).strip()) > 18:
+            raise ValidationFailed(f"No milestone with id {str(milestone_opt)[:20]}.")
+        milestone = exception_milestone_get(milestone_id=int(milestone_opt), release_slug=release_slug)
+        return milestone, f"{_describe(milestone)}, as given"
+
+    release = None
+    release_reason = ""
+    if release_slug:
+        release = Release.objects.filter(slug=release_slug).first()
+        if release is None:
+            raise ValidationFailed(f"No release {release_slug!r}.", extra={"release": release_slug})
+        release_reason = "as given"
+    elif reading.release.value:
+        release = Release.objects.filter(slug=reading.release.value).first()
+        if release is not None:
+            release_reason = f"inferred: {reading.release.reason}"
+
+    kind = (milestone_opt or "").strip()
+    kind_reason = "as given" if kind else ""
+    if not kind and reading.milestone_kind.value:
+        kind, kind_reason = reading.milestone_kind.value, f"inferred: {reading.milestone_kind.reason}"
+    if kind and not MilestoneKind.objects.filter(slug=kind).exists():
+        slugs = ", ".join(MilestoneKind.objects.values_list("slug", flat=True))
+        raise ValidationFailed(f"Unknown milestone kind {kind!r}; use one of: {slugs}, or a milestone id.")
+    if kind and release is not None:
+        # Named by release and kind (given or read from the text): the one shared rule.
+        milestone = exception_milestone_get(release_slug=release.slug, kind=kind)
+        return milestone, f"{_describe(milestone)}, freeze {kind_reason}; release {release.slug} {release_reason}"
+
+    scope = qs.filter(cancelled=False, kind__allows_exceptions=True)
+    scope = scope.filter(release=release) if release is not None else scope.filter(release__in=release_list_active())
+    if kind:
+        scope = scope.filter(kind__slug=kind)
+    candidates = list(scope)
+    by_date = ""
+    if kind and len(candidates) == 1:
+        milestone = candidates[0]
+    else:
+        # By date: the freeze whose request window holds the time the request was sent;
+        # for a named freeze, else the one whose window had not closed yet (filed ahead).
+        chosen = [m for m in candidates if m.deadline <= received_at <= request_window_closes(m)]
+        if len(chosen) != 1 and kind:
+            chosen = [m for m in candidates if received_at <= request_window_closes(m)]
+        if len(chosen) != 1:
+            said = reading.milestone_kind.reason if not kind else f"the freeze is {kind}"
+            where = f"release {release.slug}" if release is not None else "the active releases"
+            raise ValidationFailed(
+                f"Could not tell which freeze the request is for ({said}; {len(chosen)} freezes of {where} "
+                f"fit the time it was sent, {tz.render(received_at, 'UTC')}); pass --milestone "
+                "(a kind slug such as code-freeze, or a milestone id) and --release.",
+                extra={"candidates": len(chosen)},
+            )
+        milestone = chosen[0]
+        window = (
+            f"its request window ({tz.render_in_zone(milestone.deadline, milestone.release.zone)} + "
+            f"{milestone.release.exception_window_days} days) holds the time the request was sent, "
+            f"{tz.render_in_zone(received_at, milestone.release.zone)}"
+        )
+        by_date = f"inferred by date ({reading.milestone_kind.reason}): {window}" if not kind else f"by date: {window}"
+    reason = f"{_describe(milestone)}, {'; '.join(r for r in (kind_reason, by_date) if r) or 'the only one'}"
+    if release_reason:
+        reason += f"; release {milestone.release.slug} {release_reason}"
+    elif reading.release.value and reading.release.value != milestone.release.slug:
+        reason += f"; note: {reading.release.reason}, which is not a known release"
+    return milestone, reason
+
+
+def _requester_user(reading: ThreadReading):
+    """The user whose email address wrote the request, when exactly one has it."""
+    address = reading.request.sender_address
+    if not address:
+        return None
+    users = list(get_user_model().objects.filter(email__iexact=address, is_active=True)[:2])
+    return users[0] if len(users) == 1 else None
+
+
+def exception_thread_file(
+    *,
+    reading: ThreadReading,
+    entered_by,
+    release: str | None = None,
+    milestone: str | None = None,
+    received_at: dt.datetime | None = None,
+    requester=None,
+    create_kep: bool = False,
+    allow_missing: bool = False,
+    dry_run: bool = False,
+) -> FiledThread:
+    """File what ``reading`` (``exceptions.reader.read_thread``) says: the request with
+    ``exception_request_submit``, each amendment with ``exception_request_amend`` (a
+    revision each) and the decision as a ``ProposedDecision`` (``proposed_decision_create``):
+    never applied, a release-team member confirms it.
+
+    ``requester``: the user who asked (default: the user whose email address sent the
+    request, else none and the From: name is kept). ``entered_by``: who ran the command
+    or owns the mailbox. Raises DomainError subclasses with one sentence each; in a
+    dry run nothing is saved and the report says what would be.
+    """
+    parsed = reading.request
+    notes = list(dict.fromkeys([*parsed.warnings, *reading.warnings]))
+    required = [n for n in ("days", "kep_number") if n in parsed.problems]
+    if required:
+        raise ValidationFailed(_field_error(parsed, required), extra={"problems": parsed.problems})
+    if parsed.missing and not allow_missing:
+        raise ValidationFailed(
+            _field_error(parsed, parsed.missing) + " Fix the email or pass --allow-missing.",
+            extra={"problems": parsed.problems},
+        )
+    hint = ""
+    if received_at is not None:
+        received_at = tz.to_utc(received_at)
+    elif parsed.sent_at is not None:
+        received_at = parsed.sent_at
+    else:
+        received_at = tz.utc_now()
+        hint = " (The email has no readable Date: header, so it was taken as sent now; pass --received-at.)"
+        notes.append("No readable Date: header and no --received-at; the request is recorded as sent now.")
+    try:
+        return _file_thread(
+            reading=reading,
+            notes=notes,
+            release=release,
+            milestone=milestone,
+            received_at=received_at,
+            entered_by=entered_by,
+            requester=requester,
+            create_kep=create_kep,
+            dry_run=dry_run,
+        )
+    except DomainError as exc:
+        if hint:
+            raise type(exc)(exc.message + hint, extra=exc.extra) from None
+        raise
+
+
+def _file_thread(
+    *,
+    reading: ThreadReading,
+    notes: list[str],
+    release: str | None,
+    milestone: str | None,
+    received_at: dt.datetime,
+    entered_by,
+    requester,
+    create_kep: bool,
+    dry_run: bool,
+) -> FiledThread:
+    parsed = reading.request
+    target, reason = exception_thread_milestone_resolve(
+        reading, release_slug=release, milestone_opt=milestone, received_at=received_at
+    )
+    for name in parsed.missing:
+        notes.append(f"Not read: {FIELD_LABELS[name]} ({parsed.problems[name]}).")
+    for until_text, zone in [(parsed.fields.until_text, parsed.fields.until_zone)]:
+        written = tz.seasonal_label(until_text)
+        if written and zone and (reading.until is None or reading.until.instant is None):
+            in_force = tz.abbreviation(received_at, zone)
+            if in_force != written:
+                notes.append(f"'until {until_text}' says {written}, but {in_force} is in force in {zone} then.")
+
+    if requester is None:
+        requester = _requester_user(reading)
+    requester_name = "" if requester is not None else (parsed.sender or "email")[:200]
+    report: list[str] = []
+    result: FiledThread | None = None
+    try:
+        with transaction.atomic():
+            enhancement = Enhancement.objects.filter(number=parsed.kep_number).first()
+            if enhancement is None:
+                if not create_kep:
+                    raise ValidationFailed(
+                        f"KEP-{parsed.kep_number} is not known; import it first (import_keps) "
+                        "or pass --create-kep to create it from the email.",
+                        extra={"kep": parsed.kep_number},
+                    )
+                if not parsed.fields.sig:
+                    raise ValidationFailed(
+                        f"--create-kep needs the SIG of KEP-{parsed.kep_number}, but the 'SIG:' field could not "
+                        "be read."
+                    )
+                enhancement = enhancement_upsert(
+                    number=parsed.kep_number,
+                    title=parsed.fields.enhancement_name or f"KEP-{parsed.kep_number}",
+                    owning_sig=parsed.fields.sig,
+                    issue_url=parsed.fields.issue_url,
+                )
+            base = parsed.fields
+            request = exception_request_submit(
+                enhancement=enhancement,
+                milestone=target,
+                fields=RequestFields(**{**vars(base), "pr_urls": list(base.pr_urls)}),
+                requester=requester,
+                requester_name=requester_name,
+                requester_email=parsed.sender_address if requester is None else "",
+                submitted_at=received_at,
+                entered_by=entered_by,
+            )
+            for amendment in parsed.amendments:
+                at = amendment.sent_at if amendment.sent_at and amendment.sent_at >= received_at else received_at
+                until = (
+                    tz.read_deadline_text(
+                        amendment.until_text, reference=at, default_zone=amendment.until_zone or base.until_zone
+                    )
+                    if amendment.until_text
+                    else None
+                )
+                fields = RequestFields(
+                    **{
+                        **vars(base),
+                        "pr_urls": list(base.pr_urls),
+                        "days": amendment.days,
+                        # The old "until" no longer holds; the zone the requester works in does.
+                        "until_text": amendment.until_text,
+                        "until_zone": amendment.until_zone or base.until_zone,
+                        "until_at": until.instant if until else None,
+                        "source_text": amendment.text,
+                    }
+                )
+                request = exception_request_amend(
+                    request=request,
+                    fields=fields,
+                    actor=requester,
+                    actor_label=requester_name,
+                    at=at,
+                    entered_by=entered_by,
+                )
+            proposal = None
+            decision = reading.decision
+            if decision is not None:
+                granted = decision.granted
+                proposal = proposed_decision_create(
+                    request=request,
+                    outcome=decision.outcome,
+                    source_text=decision.source_text,
+                    granted_text=granted.text if granted else "",
+                    granted_until=granted.instant if granted else None,
+                    granted_zone=granted.zone if granted and granted.instant else "",
+                    warnings=decision.warnings,
+                    readings=list(granted.readings) if granted else [],
+                    author_name=decision.author,
+                    sent_at=decision.sent_at,
+                    entered_by=entered_by,
+                )
+            report = _report(request, proposal, reason, notes, entered_by, dry_run=dry_run)
+            result = FiledThread(request, proposal, reason, notes, report)
+            if dry_run:
+                raise _Rollback
+    except _Rollback:
+        pass
+    assert result is not None
+    return result
+
+
+def _field_error(parsed: ParsedRequest, names: list[str]) -> str:
+    parts = []
+    for name in names:
+        label = FIELD_LABELS.get(name, "KEP number")
+        parts.append(f"'{label}' ({parsed.problems.get(name, 'not read')})")
+    noun = "field" if len(parts) == 1 else "fields"
+    return f"Could not read the {noun} " + "; ".join(parts) + "."
+
+
+def _report(request, proposal, reason: str, notes: list[str], entered_by, *, dry_run: bool) -> list[str]:
+    zone = request.release.zone
+    head = (
+        "Dry run, nothing saved. Would create exception request"
+        if dry_run
+        else (f"Created exception request #{request.pk}")
+    )
+    entered = entered_by.get_username() if entered_by is not None else "unknown (pass --entered-by)"
+    lines = [
+        f"{head} for KEP-{request.enhancement.number} ({request.milestone.title}, release {request.release.slug}): "
+        f"{request.state}, {request.days} days{' (admission only, no extra time)' if request.days == 0 else ''}, "
+        f"requested by {request.requester_label}, entered by {entered}, sent {tz.render(request.submitted_at, zone)}",
+        f"  milestone: {reason}",
+    ]
+    for revision in request.revisions.order_by("number"):
+        until = f", until {revision.until_text!r}" if revision.until_text else ""
+        in_zone = f" ({revision.until_zone})" if revision.until_zone else ""
+        at = f" = {tz.render_deadline(revision.until_at, revision.until_zone or zone)}" if revision.until_at else ""
+        lines.append(
+            f"  v{revision.number}: {revision.days} days{until}{in_zone}{at}, "
+            f"recorded {tz.render(revision.created_at, zone)}"
+        )
+    if proposal is not None:
+        granted = (
+            f", granted until {tz.render_deadline(proposal.granted_until, proposal.granted_zone or zone)}"
+            if proposal.granted_until
+            else (f", deadline {proposal.granted_text!r} not placed" if proposal.granted_text else "")
+        )
+        by = f" by {proposal.author_name}" if proposal.author_name else ""
+        lines.append(
+            f"  proposed decision{' #' + str(proposal.pk) if not dry_run else ''}: {proposal.outcome}{granted} "
+            f"(read from the reply{by}); not applied: a release-team member confirms it in the admin or with "
+            f"POST /api/v1/exceptions/proposed-decisions/<id>/confirm/"
+        )
+        for warning in proposal.warnings:
+            lines.append(f"  decision warning: {warning}")
+    for warning in [*request.warnings, *notes]:
+        lines.append(f"  warning: {warning}")
+    return lines

@@ -1,11 +1,12 @@
 """File what a mailbox message says, through the same reader and services as
-``ingest_exception`` (``exceptions.reader.read_thread`` / ``file_thread``).
+``ingest_exception`` (``exceptions.reader.read_thread`` /
+``exceptions.services.exception_thread_file``).
 
 - A message in a thread we know (its In-Reply-To/References name a message that filed a
   request) is read with the rest of that thread: a change of the days is an amendment
   (a revision), the release team's decision is a *proposed* decision for a release-team
   member to confirm (never applied by itself).
-- Otherwise a message that reads as a request is filed with ``file_thread``.
+- Otherwise a message that reads as a request is filed with ``exception_thread_file``.
 - Text that the reader refuses (a release-team reply to a thread we never read, an
   exceptions.yaml entry, ...) or a message about an exception that does not read as a
   request is a problem for the release team; anything else on the list is ignored
@@ -24,9 +25,10 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
+from exceptions.fields import RequestFields
 from exceptions.models import ExceptionRequest, ProposedDecision
-from exceptions.reader import NotARequest, UnreadableInput, file_thread, read_thread
-from exceptions.services import RequestFields, exception_request_amend, proposed_decision_create
+from exceptions.reader import NotARequest, UnreadableInput, read_thread
+from exceptions.services import exception_request_amend, exception_thread_file, proposed_decision_create
 from intake.mail import IncomingMail
 from intake.models import IntakeMessage
 from releasecal import tz
@@ -123,8 +125,8 @@ def file_mail(mail: IncomingMail, *, entered_by=None) -> Filed:
             "import it (import_keps), then 'Try again'."
         )
     try:
-        filed = file_thread(
-            reading,
+        filed = exception_thread_file(
+            reading=reading,
             received_at=mail.sent_at,
             entered_by=entered_by,
             requester=_requester(mail),

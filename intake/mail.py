@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from html.parser import HTMLParser
 
-from exceptions.parsing import parse_address
+from exceptions.reader import parse_address
 from releasecal import tz
 
 # Matched against the name with its whitespace collapsed to single spaces: with \s+ around

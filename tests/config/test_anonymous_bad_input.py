@@ -87,7 +87,7 @@ def test_parse_reads_hostile_text_in_bounded_time(db, text):
 def test_display_names_of_many_blanks_read_in_bounded_time():
     from email.message import EmailMessage
 
-    from exceptions.parsing import attribution_name, display_name
+    from exceptions.reader import attribution_name, display_name
     from exceptions.yaml_format import _style_of
     from intake.mail import author
 

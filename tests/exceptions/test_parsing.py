@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exceptions.parsing import Amendment, parse_request_email, read_days
+from exceptions.reader import Amendment, parse_request_email
+from exceptions.reader.days import read_days
 from releasecal.tz import zone_from_text
 from tests.support.paths import EXCEPTION_EMAILS
 
@@ -781,14 +782,14 @@ def test_the_template_reads_back_in_any_common_dress(
 
 
 def test_a_shorthand_reference_after_a_dash_or_an_ellipsis_names_the_repository_alone():
-    from exceptions.parsing import read_prs
+    from exceptions.reader.template import read_prs
 
     refs, problem, _ = read_prs("-kubernetes/kubernetes#125000 and ...kubernetes/website#47000")
     assert (refs, problem) == (["kubernetes/kubernetes#125000", "kubernetes/website#47000"], "")
 
 
 def test_a_google_groups_name_keeps_no_blank_inside_its_quotes():
-    from exceptions.parsing import display_name
+    from exceptions.reader import display_name
 
     assert display_name("'Jane Doe ' via dev <dev@kubernetes.io>") == "Jane Doe"
     assert display_name("'Jane  Doe' via kubernetes-sig-release <kubernetes-sig-release@googlegroups.com>") == (
@@ -798,15 +799,15 @@ def test_a_google_groups_name_keeps_no_blank_inside_its_quotes():
 
 def test_yaml_keys_and_review_commands_indented_with_no_break_spaces_are_recognised():
     """An HTML-only mail's &nbsp; arrives as U+00A0 before a key or a command."""
-    from exceptions.reader import _KEP_PR_RE, _YAML_ONLY_RE
+    from exceptions.reader.refusals import KEP_PR_RE, YAML_ONLY_RE
 
     nbsp = "\u00a0\u00a0"
-    assert len(_YAML_ONLY_RE.findall(f"{nbsp}date_requested: 2024-07-24\n{nbsp}thread: https://x\n")) == 2
-    assert _KEP_PR_RE.search(f"{nbsp}- Issue link: https://github.com/kubernetes/enhancements/issues/1")
+    assert len(YAML_ONLY_RE.findall(f"{nbsp}date_requested: 2024-07-24\n{nbsp}thread: https://x\n")) == 2
+    assert KEP_PR_RE.search(f"{nbsp}- Issue link: https://github.com/kubernetes/enhancements/issues/1")
 
 
 def test_an_address_nested_past_pythons_limit_is_read_as_no_address():
-    from exceptions.parsing import display_name, parse_address
+    from exceptions.reader import display_name, parse_address
 
     assert parse_address(":<" * 2000) == ("", "")
     assert display_name(":<" * 2000 + "@") == ":<" * 2000 + "@"  # no address found: the value as written

@@ -14,12 +14,13 @@ from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from exceptions.models import Decision, ExceptionRequest, ProposedDecision
-from exceptions.reader import file_thread, read_thread
+from exceptions.reader import read_thread
 from exceptions.services import (
     RequestFields,
     default_granted_until,
     exception_request_approve,
     exception_request_submit,
+    exception_thread_file,
     proposed_decision_confirm,
     proposed_decision_dismiss,
 )
@@ -171,7 +172,7 @@ def test_a_5000_digit_day_count_is_one_line(kep, code_freeze):
 
 def _filed(release, kep_4639, entered_by=None):
     reading = read_thread(body("thread-approval-pst-in-june-2024.mbox"))
-    return file_thread(reading, entered_by=entered_by)
+    return exception_thread_file(reading=reading, entered_by=entered_by)
 
 
 def test_confirming_a_proposal_approves_through_the_service(release, kep_4639, lead):
@@ -199,7 +200,7 @@ def test_only_the_release_team_confirms_or_dismisses(release, kep_4639, requeste
 
 def test_an_ambiguous_grant_needs_the_deadline_to_confirm(release, kep_4639, lead):
     text = body("thread-approval-pst-in-june-2024.mbox").replace("18:00 PST", "18:00 IST")
-    filed = file_thread(read_thread(text))
+    filed = exception_thread_file(reading=read_thread(text), entered_by=None)
     assert filed.proposal.granted_until is None
     with pytest.raises(ValidationFailed, match="could not be read unambiguously"):
         proposed_decision_confirm(proposal=filed.proposal, actor=lead)
@@ -337,7 +338,7 @@ def test_the_api_lists_and_confirms_a_proposal(release, kep_4639, lead, requeste
 
 def test_the_api_needs_a_deadline_for_an_ambiguous_proposal(release, kep_4639, lead):
     text = body("thread-approval-pst-in-june-2024.mbox").replace("18:00 PST", "18:00 CST")
-    filed = file_thread(read_thread(text))
+    filed = exception_thread_file(reading=read_thread(text), entered_by=None)
     url = f"/api/v1/exceptions/proposed-decisions/{filed.proposal.pk}/confirm/"
     refused = _token_client(lead).post(url, {}, format="json")
     assert refused.status_code == 400
@@ -437,7 +438,7 @@ def test_the_admin_sends_an_ambiguous_proposal_to_the_approve_form(release, kep_
     lead.is_staff = True
     lead.save()
     text = body("thread-approval-pst-in-june-2024.mbox").replace("18:00 PST", "18:00 IST")
-    filed = file_thread(read_thread(text), entered_by=lead)
+    filed = exception_thread_file(reading=read_thread(text), entered_by=lead)
     client = Client()
     client.force_login(lead)
     response = client.post(f"/admin/exceptions/proposeddecision/{filed.proposal.pk}/confirm/", follow=True)

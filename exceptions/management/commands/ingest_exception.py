@@ -1,7 +1,7 @@
 """``manage.py ingest_exception FILE|-``: file an exception request from its thread.
 
 The email, a pasted thread or a whole mbox file is read by ``exceptions.reader``
-(``read_thread``) and filed by ``file_thread``: the request with
+(``read_thread``) and filed by ``exceptions.services.exception_thread_file``: the request with
 ``exception_request_submit`` at the time the email was sent, each later change of the
 days as a revision (``exception_request_amend``), the release team's decision as a
 *proposed* decision that a release-team member confirms (never applied here). The
@@ -25,7 +25,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from config import env
-from exceptions.reader import MAX_CHARS, file_thread, read_thread
+from exceptions.reader import MAX_CHARS, read_thread
+from exceptions.services import exception_thread_file
 from releasecal import tz
 from releasecal.errors import DomainError
 
@@ -130,8 +131,8 @@ class Command(BaseCommand):
         entered_by = _entered_by(options["entered_by"])
         try:
             reading = read_thread(raw, received_at=received_at)
-            filed = file_thread(
-                reading,
+            filed = exception_thread_file(
+                reading=reading,
                 release=options["release"],
                 milestone=options["milestone"],
                 received_at=received_at,
