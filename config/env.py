@@ -25,6 +25,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import environs
@@ -142,6 +143,16 @@ def _addresses(value: str) -> str:
     return value
 
 
+def _networks(value: str) -> str:
+    """Addresses or networks, comma-separated (no *: that would be everyone)."""
+    for item in (part.strip() for part in value.split(",")):
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ValidationError(f"has {item!r}, which is not an IP address or network") from None
+    return value
+
+
 def _host_port(value: str) -> str:
     # gunicorn binds HOST:PORT (several comma-separated) or unix:PATH.
     for item in (part.strip() for part in value.split(",")):
@@ -220,8 +231,8 @@ VARIABLES: tuple[Setting, ...] = (
         S("NUM_PROXIES", "int", 0,
           "Proxies of ours that append to X-Forwarded-For before gunicorn (0: no proxy, the header is ignored).",
           min=0, max=5, example=""),
-        S("SECURE_SSL_REDIRECT", "bool", True, "Production: plain HTTP is redirected to HTTPS (never /healthz).",
-          example=""),
+        S("SECURE_SSL_REDIRECT", "bool", True,
+          "Production: plain HTTP is redirected to HTTPS (never /healthz, /readyz or /metrics).", example=""),
         S("SECURE_HSTS_SECONDS", "int", 365 * 24 * 3600, "Production: Strict-Transport-Security max-age, in seconds.",
           min=0, max=2 * 365 * 24 * 3600),
         S("SECURE_HSTS_INCLUDE_SUBDOMAINS", "bool", True, "Production: HSTS covers subdomains too."),
@@ -245,6 +256,21 @@ VARIABLES: tuple[Setting, ...] = (
         S("CACHE_SOCKET_TIMEOUT", "float", 0.5,
           "Seconds a Redis command may take before a request goes on without it.",
           min=0.01, max=30),
+        S("READYZ_CACHE_OPTIONAL", "bool", False,
+          "/readyz stays 200 while Redis is down (feeds from the database, throttles open); off: 503.",
+          example=""),
+    ),
+    *_group(
+        "Metrics",
+        S("METRICS_TOKEN", "str", "",
+          "/metrics answers a scrape with Authorization: Bearer <this> (empty, and no METRICS_ALLOW_IPS: 403 to all).",
+          secret=True, example=""),
+        S("METRICS_ALLOW_IPS", "str", "",
+          "Addresses or networks that may scrape /metrics without the token (the peer's address, never a header).",
+          checks=(_networks,), example=""),
+        S("PROMETHEUS_MULTIPROC_DIR", "path", None,
+          "prometheus-client's multiprocess directory: gunicorn's workers' metrics, emptied at its start.",
+          read_by="gunicorn", shown_default="RELEASECAL_VAR_DIR/prometheus under gunicorn"),
     ),
     *_group(
         "API",
@@ -389,8 +415,9 @@ VARIABLES: tuple[Setting, ...] = (
           read_by="compose", example=""),
         S("WEB_PORT", "int", 8000, "The host port of the web service.", min=1, max=65535,
           read_by="compose", example=""),
-        S("WORKER_CONCURRENCY", "int", 4, "Celery processes per worker container.", min=1, max=64,
-          read_by="compose", example="4"),
+        S("WORKER_CONCURRENCY", "int", 4,
+          "Celery processes per worker container (compose's and the Kubernetes worker's command line read it).",
+          min=1, max=64, read_by="compose", example="4"),
         S("RELEASECAL_IMAGE", "str", "releasecal:latest", "The image every service runs.", read_by="compose"),
     ),
 )  # fmt: skip
@@ -406,10 +433,22 @@ def _given(name: str) -> bool:
     return os.environ.get(name, "") != ""
 
 
+def _empty_file(path: str) -> bool:
+    """A readable file holding nothing but whitespace (an unreadable one is refused later)."""
+    try:
+        return Path(path).read_text(encoding="utf-8").strip() == ""
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _is_set(setting: Setting, name: str) -> bool:
     in_file = setting.secret and _given(f"{name}_FILE")
     if in_file and _given(name):
         raise EnvironmentRefused([f"{name} and {name}_FILE are both set: set one of them"])
+    if in_file and _empty_file(os.environ[f"{name}_FILE"]):
+        # An empty file is an empty value, so unset: a Kubernetes Secret holds every key,
+        # with nothing in those not used (no Slack, no mailbox).
+        return False
     return in_file or _given(name)
 
 
@@ -523,7 +562,7 @@ def production_problems(values: Mapping[str, Any]) -> list[str]:
     problems = []
     key = values["SECRET_KEY"]
     advice = f"Set SECRET_KEY to a random value of at least {SECRET_KEY_MIN_LENGTH} characters"
-    if not _given("SECRET_KEY") and not _given("SECRET_KEY_FILE"):
+    if not _is_set(BY_NAME["SECRET_KEY"], "SECRET_KEY"):  # unset, empty, or an empty file
         problems.append(f"SECRET_KEY is not set. {advice} (or SECRET_KEY_FILE to a file holding it).")
     elif key in (DEV_SECRET_KEY, EXAMPLE_SECRET_KEY):
         problems.append(f"SECRET_KEY is the {'example' if key == EXAMPLE_SECRET_KEY else 'development'} key. {advice}.")
@@ -613,8 +652,8 @@ def markdown() -> str:
         + ", ".join(f"`{prefix}`" for prefix in OWN_PREFIXES)
         + ") that is not declared here is refused, with the closest declared name.",
         "- **Secrets from files**: a variable marked *yes* under `_FILE` may instead be given as `NAME_FILE`, the path"
-        " of a file holding the value (Kubernetes mounts Secrets as files; surrounding whitespace is stripped)."
-        " Setting both is refused.",
+        " of a file holding the value (Kubernetes mounts Secrets as files; surrounding whitespace is stripped; an"
+        " empty file is an unset variable). Setting both is refused.",
         "- **Renamed variables**: an old name still reads, with a warning naming the new one (a"
         " `DeprecatedSettingWarning`); the old names are listed beside the new.",
         "- **Production** (`DJANGO_SETTINGS_MODULE=config.settings.production`) also refuses a missing, short,"

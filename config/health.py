@@ -1,7 +1,15 @@
-"""/healthz: is this process able to serve? Checks the database and Redis.
+"""The probes: ``/healthz`` (liveness) and ``/readyz`` (readiness), and ``check_services``.
 
-200 with {"status": "ok", "checks": {...}} when both answer, 503 naming the failing
-one otherwise. No secrets or connection strings in the answer.
+- ``/healthz``: the process answers. No dependency is asked: a liveness probe that
+  failed when PostgreSQL did would restart every web pod at once and fix nothing.
+- ``/readyz``: this process can serve: the database answers, every migration of this
+  code is applied (a pod of a new image waits for the migrate Job), and the cache
+  answers, unless ``READYZ_CACHE_OPTIONAL`` says a down cache leaves it ready (feeds then
+  come from the database and throttles fail open). 200 or 503, naming each check.
+
+Both are answered by ``config.middleware.ProbeMiddleware`` before the host check: a
+kubelet sends the pod's IP as Host, which ALLOWED_HOSTS refuses. No secrets or
+connection strings in the answers.
 """
 
 from __future__ import annotations
@@ -12,9 +20,8 @@ from django.apps import apps
 from django.conf import settings
 from django.core.cache import caches
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +31,21 @@ def _check_database() -> str:
         cursor.execute("SELECT 1")
         cursor.fetchone()
     return "ok"
+
+
+def _check_migrations() -> str:
+    """What ``migrate --check`` asks: is any migration of this code unapplied?"""
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if plan:
+        raise MigrationsUnapplied(len(plan))
+    return "ok"
+
+
+class MigrationsUnapplied(Exception):
+    def __init__(self, count: int):
+        self.count = count
+        super().__init__(f"{count} unapplied")
 
 
 def _check_redis() -> str:
@@ -57,23 +79,41 @@ def run_reports() -> dict[str, str]:
     return lines
 
 
-def run_checks() -> tuple[bool, dict[str, str]]:
-    checks: dict[str, str] = {}
+def _run(checks, optional: frozenset[str] = frozenset()) -> tuple[bool, dict[str, str]]:
+    results: dict[str, str] = {}
     healthy = True
-    for name, check in (("database", _check_database), ("redis", _check_redis)):
+    for name, check in checks:
         try:
-            checks[name] = check()
-        except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
+            results[name] = check()
+        except MigrationsUnapplied as exc:
             healthy = False
-            checks[name] = "unavailable"
-            logger.warning("healthz: %s check failed: %s", name, type(exc).__name__)
-    return healthy, checks
+            results[name] = f"{exc.count} unapplied (run the migrate job)"
+        except Exception as exc:  # noqa: BLE001 - any failure means not ready
+            logger.warning("%s check failed: %s", name, type(exc).__name__)
+            if name in optional:
+                results[name] = "unavailable (optional)"
+            else:
+                healthy = False
+                results[name] = "unavailable"
+    return healthy, results
 
 
-@never_cache
-@require_GET
+def run_checks() -> tuple[bool, dict[str, str]]:
+    """check_services: the database and Redis answer (the worker's and beat's health)."""
+    return _run((("database", _check_database), ("redis", _check_redis)))
+
+
+def readiness_checks() -> tuple[bool, dict[str, str]]:
+    """/readyz: the database, the migrations, the cache (optional when declared so)."""
+    optional = frozenset({"redis"}) if settings.READYZ_CACHE_OPTIONAL else frozenset()
+    return _run((("database", _check_database), ("migrations", _check_migrations), ("redis", _check_redis)), optional)
+
+
 def healthz(request: HttpRequest) -> JsonResponse:
-    healthy, checks = run_checks()
-    return JsonResponse(
-        {"status": "ok" if healthy else "unavailable", "checks": checks}, status=200 if healthy else 503
-    )
+    """Liveness: the process answers; nothing else is asked."""
+    return JsonResponse({"status": "ok"})
+
+
+def readyz(request: HttpRequest) -> JsonResponse:
+    ready, checks = readiness_checks()
+    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)

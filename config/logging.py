@@ -1,8 +1,13 @@
 """Structured logging to stdout, with secrets redacted before anything is written.
 
-``JsonFormatter`` writes one JSON object a line (production); ``RedactSecretsFilter``
-removes personal feed tokens from paths, API tokens from headers and the SECRET_KEY
-wherever they appear in a message, whatever the format.
+``JsonFormatter`` writes one JSON object a line (production): ``ts``, ``level``,
+``logger``, ``message``, then whichever of ``FIELDS`` the record carries (the request id
+on every line written during a request or a task; gunicorn's access lines add the
+method, path, status, duration, size, client and user agent), then ``exc``. Django, the
+Celery worker and beat, and gunicorn's access and error logs (docker/gunicorn.conf.py)
+all write through it. ``RedactSecretsFilter`` removes personal feed tokens from paths,
+API tokens from headers and the SECRET_KEY wherever they appear in a message, whatever
+the format.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ def redact(text: str) -> str:
     text = _WORD.sub(_redact_encoded_feed_path, text)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
+    if not settings.configured:  # gunicorn's master, before Django: no secrets read yet
+        return text
     for secret in (getattr(settings, "SECRET_KEY", ""), getattr(settings, "SLACK_SIGNING_SECRET", "")):
         if secret and len(secret) >= 8:
             text = text.replace(secret, "[redacted]")
@@ -72,6 +79,10 @@ class RedactSecretsFilter(logging.Filter):
         return True
 
 
+# Written when a record carries them (``extra=``), in this order, after the message.
+FIELDS = ("request_id", "method", "path", "status", "duration_ms", "bytes", "remote_addr", "user_agent")
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         payload = {
@@ -80,9 +91,13 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        status = getattr(record, "status_code", None)
+        status = getattr(record, "status_code", None)  # django.request's
         if status is not None:
             payload["status"] = status
+        for name in FIELDS:
+            value = getattr(record, name, None)
+            if value not in (None, ""):
+                payload[name] = value
         if record.exc_info:
             payload["exc"] = redact(self.formatException(record.exc_info))
         return json.dumps(payload, ensure_ascii=False)

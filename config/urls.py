@@ -2,11 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from config.health import healthz
 from people.views import github_callback_view, github_login_view
 
+# /healthz, /readyz and /metrics are answered by config.middleware.ProbeMiddleware, for any Host.
 urlpatterns = [
-    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("calendar/", include("feeds.urls")),
     path("api/", include("api.urls")),

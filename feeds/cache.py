@@ -25,6 +25,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from feeds import ical
+from feeds.metrics import CACHE_LOOKUPS
 from feeds.models import FeedVersion
 from feeds.triggers import new_version
 
@@ -66,8 +67,11 @@ def cache_get(key: str) -> FeedEntry | None:
         entry = cache.get(key)
     except Exception:  # the cache is down: build from the database
         logger.warning("feed cache unavailable; serving feeds uncached", exc_info=True)
+        CACHE_LOOKUPS.labels("unavailable").inc()
         return None
-    return entry if isinstance(entry, FeedEntry) else None
+    found = entry if isinstance(entry, FeedEntry) else None
+    CACHE_LOOKUPS.labels("hit" if found else "miss").inc()
+    return found
 
 
 def cache_set(key: str, entry: FeedEntry) -> None:

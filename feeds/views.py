@@ -17,6 +17,7 @@ from django.utils.http import http_date
 from django.views.decorators.http import require_safe
 
 from feeds.cache import FeedEntry, cache_get, cache_set, feed_key, feed_version
+from feeds.metrics import CACHE_LOOKUPS, RESPONSES
 from feeds.options import SINCE_ONLY_ALL, BadFeedOption, parse_alarms, parse_since
 from feeds.selectors import (
     FeedScope,
@@ -56,6 +57,7 @@ def _build(scope: FeedScope) -> FeedEntry:
 def _entry(scope: FeedScope) -> FeedEntry:
     version = feed_version()
     if version is None:  # no version row (a database flushed before migrate): uncached
+        CACHE_LOOKUPS.labels("uncached").inc()
         return _build(scope)
     key = feed_key(version, scope.cache_key)
     entry = cache_get(key)
@@ -70,10 +72,12 @@ def _entry(scope: FeedScope) -> FeedEntry:
 def _not_found(message: str) -> HttpResponse:
     # django.request logs "Not Found: <path>"; for a personal feed the path is the
     # secret, and config.logging.RedactSecretsFilter writes it as /calendar/u/[redacted].
+    RESPONSES.labels("404").inc()
     return HttpResponseNotFound(message + "\n", content_type="text/plain; charset=utf-8")
 
 
 def _bad_option(message: str) -> HttpResponse:
+    RESPONSES.labels("400").inc()
     return HttpResponseBadRequest(message + "\n", content_type="text/plain; charset=utf-8")
 
 
@@ -109,12 +113,14 @@ def _serve(request: HttpRequest, scope: FeedScope) -> HttpResponse:
     if not_modified is not None:
         for name, value in headers.items():
             not_modified.headers[name] = value
+        RESPONSES.labels(str(not_modified.status_code)).inc()  # 304 (or 412 for If-Match)
         return not_modified
     response = HttpResponse(b"" if request.method == "HEAD" else entry.body, content_type=CONTENT_TYPE)
     for name, value in headers.items():
         response.headers[name] = value
     response.headers["Content-Length"] = str(len(entry.body))
     response.headers["Content-Disposition"] = f'inline; filename="{scope.filename}"'
+    RESPONSES.labels("200").inc()
     return response
 
 

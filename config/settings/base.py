@@ -66,6 +66,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: the request id for every log line; then /healthz, /readyz and /metrics,
+    # answered before the host check (a kubelet sends the pod's IP as Host); then the
+    # latency of every other request, per view.
+    "config.middleware.RequestIdMiddleware",
+    "config.middleware.ProbeMiddleware",
+    "config.metrics.RequestLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "config.middleware.RejectNulMiddleware",
@@ -123,6 +129,15 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# /readyz: a down Redis makes a web process not ready, unless declared optional (feeds
+# then come from the database and throttles fail open).
+READYZ_CACHE_OPTIONAL = environment["READYZ_CACHE_OPTIONAL"]
+
+# /metrics (config/metrics.py): a scrape shows this token (Authorization: Bearer ...) or
+# comes from one of these networks (the connecting address); neither set: refused.
+METRICS_TOKEN = environment["METRICS_TOKEN"]
+METRICS_ALLOW_IPS = [part.strip() for part in environment["METRICS_ALLOW_IPS"].split(",") if part.strip()]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -375,7 +390,10 @@ EXCEPTION_NUDGE_AFTER_HOURS = environment["EXCEPTION_NUDGE_AFTER_HOURS"]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"redact": {"()": "config.logging.RedactSecretsFilter"}},
+    "filters": {
+        "redact": {"()": "config.logging.RedactSecretsFilter"},
+        "request_id": {"()": "config.request_id.RequestIdFilter"},
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         "json": {"()": "config.logging.JsonFormatter"},
@@ -385,7 +403,7 @@ LOGGING = {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stdout",
             "formatter": environment["LOG_FORMAT"],
-            "filters": ["redact"],
+            "filters": ["redact", "request_id"],
         }
     },
     "root": {"handlers": ["console"], "level": environment["LOG_LEVEL"]},

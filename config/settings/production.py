@@ -16,10 +16,15 @@ env.check_production(environment)
 DEBUG = False
 
 # TLS is terminated by the proxy in front of gunicorn, which sets X-Forwarded-Proto.
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# gunicorn alone decides whether a request came over HTTPS: it believes the header only
+# from FORWARDED_ALLOW_IPS (none by default) and sets wsgi.url_scheme, which Django reads.
+# No SECURE_PROXY_SSL_HEADER: Django would believe the header from any peer, so a client
+# reaching gunicorn directly could pass for HTTPS (secure cookies sent, no redirect).
+SECURE_PROXY_SSL_HEADER = None
 SECURE_SSL_REDIRECT = environment["SECURE_SSL_REDIRECT"]
-# Container and load-balancer health probes speak plain HTTP to the container.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Kubelet probes, container health checks and Prometheus speak plain HTTP to the pod
+# (config.middleware.ProbeMiddleware answers them before this redirect anyway).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = environment["SECURE_HSTS_SECONDS"]
 SECURE_HSTS_INCLUDE_SUBDOMAINS = environment["SECURE_HSTS_INCLUDE_SUBDOMAINS"]
 SECURE_HSTS_PRELOAD = environment["SECURE_HSTS_PRELOAD"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import secrets
 import sys
 import time
@@ -188,9 +189,10 @@ def _line_with(process, text: str) -> str:
 
 
 def _utc_log_time(line: str) -> dt.datetime:
-    """The time Celery stamps on a log line ("[2026-11-30 04:33:35,042: INFO/...]", UTC here)."""
-    stamp = line.split("[", 1)[1].split(":", 3)
-    return dt.datetime.strptime(":".join(stamp[:3]), "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=dt.UTC)
+    """The time on a worker's or beat's log line: they write Django's format
+    ("2026-11-30 04:33:35,042 INFO celery.beat ...", config/celery.py; UTC here)."""
+    stamp = re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", line).group(0)
+    return dt.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=dt.UTC)
 
 
 def test_a_request_filed_by_api_and_approved_in_the_admin_reaches_slack_the_feed_and_reminders(tmp_path):

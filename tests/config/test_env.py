@@ -192,6 +192,34 @@ def test_a_missing_secret_file_is_named(monkeypatch, tmp_path):
     ]
 
 
+def test_an_empty_secret_file_is_an_unset_variable(monkeypatch, tmp_path):
+    """A Kubernetes Secret holds every key; those not used (no Slack, no mailbox, email
+    on the console) are empty files, and read as their defaults."""
+    for name in ("EMAIL_URL", "SLACK_BOT_TOKEN", "CELERY_BROKER_URL", "METRICS_TOKEN"):
+        empty = tmp_path / name
+        empty.write_text("\n" if name == "EMAIL_URL" else "")
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(f"{name}_FILE", str(empty))
+    values = env.load()
+    assert values["EMAIL_URL"] == "console://"
+    assert values["SLACK_BOT_TOKEN"] == ""
+    assert values["CELERY_BROKER_URL"] == ""
+    assert values["METRICS_TOKEN"] == ""
+
+
+def test_production_refuses_an_empty_key_file_as_a_missing_key(tmp_path):
+    key = tmp_path / "SECRET_KEY"
+    key.write_text("")
+    environ = production_env(SECRET_KEY_FILE=str(key))
+    environ.pop("SECRET_KEY")
+    result = run([sys.executable, "manage.py", "check"], environ)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "SECRET_KEY is not set. Set SECRET_KEY to a random value of at least 50 characters "
+        "(or SECRET_KEY_FILE to a file holding it)."
+    )
+
+
 def test_a_secret_and_its_file_together_are_refused(monkeypatch, tmp_path):
     key = tmp_path / "key"
     key.write_text("k" * 60)
@@ -283,7 +311,9 @@ def _source_files():
 
 
 def test_nothing_but_the_declaration_reads_the_environment():
-    readers = re.compile(r"os\.environ(?!\[\"DJANGO_SETTINGS_MODULE\"\] = )|getenv\(")
+    # Written, not read: the settings module for Django, and gunicorn's config handing
+    # prometheus-client its multiprocess directory (which that library reads).
+    readers = re.compile(r"os\.environ(?!\[\"(DJANGO_SETTINGS_MODULE|PROMETHEUS_MULTIPROC_DIR)\"\] = )|getenv\(")
     found = {
         str(path.relative_to(ROOT))
         for path in _source_files()

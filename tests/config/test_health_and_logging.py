@@ -1,4 +1,5 @@
-"""/healthz answers for the database and Redis; logs never carry secrets."""
+"""The probes (/healthz: the process answers; /readyz: database, migrations, Redis), for
+any Host; logs never carry secrets."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 from unittest import mock
 
 import pytest
+from django.conf import settings
 from django.db import OperationalError
 from django.test import override_settings
 
@@ -18,37 +20,121 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 DEAD_REDIS = "redis://127.0.0.1:1/0"
 
 
-@pytest.mark.django_db
-def test_healthz_is_ok_when_database_and_redis_answer(client):
+POD_IP_HOST = "10.244.3.17:8000"  # what a kubelet's httpGet probe sends as Host
+
+
+def _cache_expected() -> str:
     if not REDIS_URL and os.environ.get("CI") == "true":
         pytest.fail("CI must set REDIS_URL")
-    with override_settings(REDIS_URL=REDIS_URL):
+    return "ok" if REDIS_URL else "not configured"
+
+
+# ------------------------------------------------------------------ /healthz: liveness
+
+
+def test_healthz_answers_without_asking_the_database_or_redis(client):
+    with (
+        override_settings(REDIS_URL=DEAD_REDIS),
+        mock.patch("config.health.connection.cursor", side_effect=OperationalError("connection refused")),
+    ):
         response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json()["checks"]["database"] == "ok"
-    assert response.json()["checks"]["redis"] == ("ok" if REDIS_URL else "not configured")
+    assert response.json() == {"status": "ok"}
     assert "no-cache" in response["Cache-Control"] or "max-age=0" in response["Cache-Control"]
 
 
+def test_healthz_and_readyz_answer_a_kubelet_that_sends_the_pod_ip_as_host(client, db):
+    assert POD_IP_HOST.split(":")[0] not in settings.ALLOWED_HOSTS
+    with override_settings(REDIS_URL=REDIS_URL):
+        for path in ("/healthz", "/readyz"):
+            response = client.get(path, HTTP_HOST=POD_IP_HOST)
+            assert response.status_code == 200, (path, response.content)
+    # Only the probes: the site itself still refuses the host.
+    for path in ("/", "/api/v1/releases/", "/calendar/all.ics", "/healthz/", "/readyz.json", "/admin/login/"):
+        assert client.get(path, HTTP_HOST=POD_IP_HOST).status_code == 400, path
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz"])
+def test_the_probes_refuse_post(client, path):
+    response = client.post(path)
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, HEAD"
+
+
+def test_head_of_healthz_has_no_body(client):
+    response = client.head("/healthz")
+    assert response.status_code == 200
+    assert response.content == b""
+
+
+# ---------------------------------------------------------------- /readyz: readiness
+
+
 @pytest.mark.django_db
-def test_healthz_is_503_when_redis_is_down(client):
-    with override_settings(REDIS_URL=DEAD_REDIS):
-        response = client.get("/healthz")
+def test_readyz_is_ok_when_the_database_is_migrated_and_redis_answers(client):
+    expected = _cache_expected()
+    with override_settings(REDIS_URL=REDIS_URL):
+        response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "ok",
+        "checks": {"database": "ok", "migrations": "ok", "redis": expected},
+    }
+
+
+@pytest.mark.django_db
+def test_readyz_is_503_while_a_migration_is_unapplied(client):
+    from django.db import connection
+    from django.db.migrations.recorder import MigrationRecorder
+
+    recorder = MigrationRecorder(connection)
+    latest = max(name for app, name in recorder.applied_migrations() if app == "reminders")
+    recorder.record_unapplied("reminders", latest)  # rolled back with the test
+    with override_settings(REDIS_URL=REDIS_URL):
+        response = client.get("/readyz")
     assert response.status_code == 503
-    assert response.json() == {"status": "unavailable", "checks": {"database": "ok", "redis": "unavailable"}}
+    assert response.json()["checks"]["migrations"] == "1 unapplied (run the migrate job)"
+    assert response.json()["checks"]["database"] == "ok"
+
+
+@pytest.mark.django_db
+def test_readyz_is_503_when_redis_is_down(client):
+    with override_settings(REDIS_URL=DEAD_REDIS):
+        response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json() == {
+        "status": "unavailable",
+        "checks": {"database": "ok", "migrations": "ok", "redis": "unavailable"},
+    }
     assert "127.0.0.1:1" not in response.content.decode()
 
 
 @pytest.mark.django_db
-def test_healthz_is_503_when_the_database_is_down(client):
+def test_readyz_stays_ready_without_redis_when_the_cache_is_declared_optional(client):
+    with override_settings(REDIS_URL=DEAD_REDIS, READYZ_CACHE_OPTIONAL=True):
+        response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json()["checks"]["redis"] == "unavailable (optional)"
+
+
+@pytest.mark.django_db
+def test_readyz_is_503_when_the_database_is_down(client):
     with mock.patch("config.health.connection.cursor", side_effect=OperationalError("connection refused")):
-        response = client.get("/healthz")
+        response = client.get("/readyz")
     assert response.status_code == 503
     assert response.json()["checks"]["database"] == "unavailable"
 
 
-def test_healthz_refuses_post(client):
-    assert client.post("/healthz").status_code == 405
+@pytest.mark.django_db
+def test_check_services_still_asks_the_database_and_redis(capsys):
+    from django.core.management import CommandError, call_command
+
+    with override_settings(REDIS_URL=DEAD_REDIS), pytest.raises(CommandError, match="redis: unavailable"):
+        call_command("check_services")
+    expected = _cache_expected()
+    with override_settings(REDIS_URL=REDIS_URL):
+        call_command("check_services")
+    assert f"healthy (database: ok, redis: {expected})" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

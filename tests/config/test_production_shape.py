@@ -3,6 +3,8 @@ the Compose specification, and the image's start commands run as real processes.
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import shlex
 import signal
@@ -13,6 +15,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.processes import (
     COMPOSE,
@@ -80,7 +83,8 @@ def test_production_settings_are_hardened():
     )
     result = run([sys.executable, "-c", f"import django; django.setup(); {code}"], production_env())
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "False True True True True ('HTTP_X_FORWARDED_PROTO', 'https') True"
+    # No SECURE_PROXY_SSL_HEADER: gunicorn decides what came over HTTPS (FORWARDED_ALLOW_IPS).
+    assert result.stdout.strip() == "False True True True True None True"
 
 
 # --------------------------------------------------------------------------- compose
@@ -128,7 +132,7 @@ def test_dockerfile_is_multi_stage_non_root_with_healthcheck_and_collectstatic()
     assert "AS runtime" in text
     assert "\nUSER app" in text
     assert "HEALTHCHECK" in text
-    assert "/healthz" in text
+    assert "/readyz" in text
     assert "collectstatic --noinput" in text
     assert "slim" in text
 
@@ -143,14 +147,25 @@ def production_database(tmp_path):
         yield url
 
 
+POD_IP_HOST = "10.244.3.17:8000"  # what a kubelet's probe and Prometheus' scrape send as Host
+METRICS_TOKEN = "metrics-token-for-the-production-shape-test"
+
+
 @pytest.mark.slow
-def test_migrate_then_gunicorn_serves_health_and_stops_gracefully(production_database, tmp_path):
+def test_migrate_then_gunicorn_serves_probes_metrics_and_json_logs(production_database, tmp_path):
+    """Production gunicorn (2 workers) behind a proxy at 127.0.0.1 (FORWARDED_ALLOW_IPS):
+    the probes answer plain HTTP for the pod's IP, a spoofed X-Forwarded-Proto from
+    another peer is not believed, /metrics sums both workers, every log line is JSON."""
     redis_url = os.environ.get("REDIS_URL", "")
     env = production_env(
         DATABASE_URL=production_database,
         STATIC_ROOT=str(tmp_path / "static"),
+        RELEASECAL_VAR_DIR=str(tmp_path / "var"),
         GUNICORN_BIND="127.0.0.1:0",  # gunicorn binds a free port itself; read back from its log
         WEB_CONCURRENCY="2",
+        FORWARDED_ALLOW_IPS="127.0.0.1",  # the proxy; a client at 127.0.0.2 reaches gunicorn directly
+        LOG_FORMAT="json",
+        METRICS_TOKEN=METRICS_TOKEN,
         **({"REDIS_URL": redis_url} if redis_url else {}),
     )
     migrate = run(compose_command("migrate"), env, timeout=300)
@@ -162,28 +177,92 @@ def test_migrate_then_gunicorn_serves_health_and_stops_gracefully(production_dat
     web = subprocess.Popen(compose_command("web"), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         port = wait_for(lambda: gunicorn_port(tmp_path / "gunicorn.log"), 60, "gunicorn listening")
-        wait_for(lambda: http_status(f"http://127.0.0.1:{port}/healthz") == 200, 60, "gunicorn /healthz")
+        base = f"http://127.0.0.1:{port}"
+        wait_for(lambda: http_status(f"{base}/healthz") == 200, 60, "gunicorn /healthz")
         # Compose's web health check, run as it is written (it reads the port from GUNICORN_BIND).
         healthcheck = load_compose()["services"]["web"]["healthcheck"]["test"]
         assert healthcheck[0] == "CMD"
         assert run(healthcheck[1:], {**env, "GUNICORN_BIND": f"127.0.0.1:{port}"}).returncode == 0
-        # Behind the proxy: plain HTTP elsewhere redirects to HTTPS, with HSTS once secure.
-        assert http_status_no_redirect(f"http://127.0.0.1:{port}/admin/login/") == 301
+        # The kubelet's probes: plain HTTP, the pod's IP as Host, never redirected.
+        for path in ("/healthz", "/readyz"):
+            assert raw_get(port, path, {"Host": POD_IP_HOST})[0] == 200, path
+        assert raw_get(port, "/admin/login/", {"Host": POD_IP_HOST, "X-Forwarded-Proto": "https"})[0] == 400
+        # Behind the proxy: plain HTTP redirects to HTTPS, with HSTS once secure.
+        assert http_status_no_redirect(f"{base}/admin/login/") == 301
+        # A client reaching gunicorn directly (not the proxy) cannot pass for HTTPS.
+        status, headers, _ = raw_get(port, "/admin/login/", PROXY_HEADERS, source="127.0.0.2")
+        assert status == 301, "a spoofed X-Forwarded-Proto from a peer that is not the proxy was believed"
+        assert headers["Location"].startswith("https://")
+        assert "Strict-Transport-Security" not in headers
         # Through the proxy (X-Forwarded-Proto: https): pages carry HSTS, and static
         # files come from WhiteNoise in the same process, compressed and cached.
-        page = urllib.request.urlopen(via_proxy(f"http://127.0.0.1:{port}/admin/login/"), timeout=5)
-        assert page.status == 200
-        assert "max-age=31536000" in page.headers["Strict-Transport-Security"]
-        static = urllib.request.urlopen(via_proxy(f"http://127.0.0.1:{port}/static/admin/css/base.css"), timeout=5)
+        logins = 12
+        for number in range(logins):
+            given = {**PROXY_HEADERS, "X-Request-ID": f"shape-{number:04d}"}
+            status, headers, _ = raw_get(port, "/login/", given)
+            assert status == 200, headers
+            assert "max-age=31536000" in headers["Strict-Transport-Security"]
+            assert headers["X-Request-ID"] == f"shape-{number:04d}"
+        static = urllib.request.urlopen(via_proxy(f"{base}/static/admin/css/base.css"), timeout=5)
         assert static.status == 200
         assert "max-age" in static.headers["Cache-Control"]
+        assert raw_get(port, "/calendar/u/zzzSECRETzzz.ics", PROXY_HEADERS)[0] == 404
+
+        # /metrics: refused without the token; with it, every scrape (whichever of the
+        # two workers answers it) counts every request of both.
+        assert raw_get(port, "/metrics", {"Host": POD_IP_HOST})[0] == 401
+        assert raw_get(port, "/metrics", {"Host": POD_IP_HOST, "Authorization": "Bearer wrong"})[0] == 401
+        seen = set()
+        for _ in range(6):
+            status, headers, body = raw_get(
+                port, "/metrics", {"Host": POD_IP_HOST, "Authorization": f"Bearer {METRICS_TOKEN}"}
+            )
+            assert status == 200
+            assert headers["Content-Type"].startswith("text/plain; version=")
+            seen.add(sample(body, "releasecal_http_request_duration_seconds_count", view="people:login", status="2xx"))
+            assert sample(body, "releasecal_database_up") == 1
+        assert seen == {logins}, seen
     finally:
         web.send_signal(signal.SIGTERM)
         code = web.wait(timeout=40)
         log.close()
     output = (tmp_path / "gunicorn.log").read_text()
     assert code == 0, output
-    assert "Shutting down: Master" in output
+    lines = [json.loads(line) for line in output.splitlines() if line.strip()]  # every line is JSON
+    assert all({"ts", "level", "logger", "message"} <= line.keys() for line in lines)
+    assert any(line["logger"] == "gunicorn.error" and "Shutting down: Master" in line["message"] for line in lines)
+    access = [line for line in lines if line["logger"] == "gunicorn.access"]
+    first = next(line for line in access if line.get("request_id") == "shape-0000")
+    assert (first["method"], first["path"], first["status"]) == ("GET", "/login/", 200)
+    assert first["remote_addr"] == "127.0.0.1"
+    assert isinstance(first["duration_ms"], float)
+    assert all(len(line["request_id"]) == 32 for line in access if line["path"] == "/healthz")  # one made for each
+    assert "zzzSECRETzzz" not in output
+    assert any(line["path"] == "/calendar/u/[redacted]" for line in access)
+
+
+PROXY_HEADERS = {"Host": "releasecal.example.org", "X-Forwarded-Proto": "https"}
+
+
+def raw_get(port: int, path: str, headers: dict[str, str], *, source: str = "127.0.0.1"):
+    """GET from a chosen loopback address (127.0.0.2 is not the trusted proxy): status,
+    headers, body; redirects are not followed."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    try:
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+def sample(body: bytes, name: str, **labels: str) -> float | None:
+    """One sample's value from a Prometheus text exposition (None when absent)."""
+    for family in text_string_to_metric_families(body.decode()):
+        for found in family.samples:
+            if found.name == name and all(found.labels.get(k) == v for k, v in labels.items()):
+                return found.value
+    return None
 
 
 def test_healthcheck_fails_when_nothing_answers_on_the_bound_port():

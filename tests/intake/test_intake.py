@@ -296,7 +296,7 @@ def test_a_new_uidvalidity_reads_the_folder_again_without_filing_twice(dovecot, 
 
 
 def test_a_wrong_password_is_reported_not_raised_and_health_stays_green(dovecot, mailbox, kinds, client, settings):
-    healthy_before = client.get("/healthz")
+    healthy_before = client.get("/readyz")
     wrong = MailboxConfig(**{**vars(mailbox), "password": "not-it"})
     result = mailbox_poll(config=wrong)
     assert result.error.startswith("Login refused for the intake mailbox")
@@ -311,7 +311,7 @@ def test_a_wrong_password_is_reported_not_raised_and_health_stays_green(dovecot,
     out = io.StringIO()
     call_command("check_services", stdout=out)  # exit 0: a mailbox problem is not ill health
     assert "intake mailbox: failing (2 polls in a row): Login refused" in out.getvalue()
-    healthy_after = client.get("/healthz")  # decided by the database and Redis only
+    healthy_after = client.get("/readyz")  # decided by the database, migrations and Redis only
     assert (healthy_after.status_code, healthy_after.json()) == (healthy_before.status_code, healthy_before.json())
     # The worker's health check is `celery inspect ping`: the poll task never raises, so
     # a failing mailbox leaves nothing in the worker to fail (see the worker test).
