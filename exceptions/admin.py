@@ -32,7 +32,7 @@ from exceptions.models import (
     ProposedDecision,
     days_label,
 )
-from exceptions.selectors import effective_deadline, request_deadlines
+from exceptions.selectors import kep_effective_deadline, request_deadlines
 from exceptions.services import (
     DECIDE_PERMISSION,
     RequestFields,
@@ -298,7 +298,7 @@ def decision_summary(obj: ExceptionRequest) -> dict:
             f"Filed after the request window closed ({tz.render_deadline(closes, zone)}, "
             f"{obj.release.exception_window_days} days after the freeze)."
         )
-    found = effective_deadline(enhancement=obj.enhancement, milestone=milestone)
+    found = kep_effective_deadline(enhancement=obj.enhancement, milestone=milestone)
     if found.warning:
         warnings.append(found.warning)
     for proposal in obj.proposed_decisions.filter(state=ProposedDecision.State.PROPOSED):
@@ -478,7 +478,7 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
 
     @admin.display(description="Effective deadline")
     def deadline(self, obj: ExceptionRequest) -> str:
-        found = getattr(obj, "effective_row", None) or effective_deadline(
+        found = getattr(obj, "effective_row", None) or kep_effective_deadline(
             enhancement=obj.enhancement, milestone=obj.milestone
         )
         text = found.display()
@@ -543,7 +543,7 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
         )
         pending = obj.state == ExceptionRequest.State.PENDING
         user = request.user
-        found = effective_deadline(enhancement=obj.enhancement, milestone=obj.milestone)
+        found = kep_effective_deadline(enhancement=obj.enhancement, milestone=obj.milestone)
         return {
             "request_obj": obj,
             "current": revisions[-1] if revisions else None,

@@ -34,8 +34,8 @@ from exceptions.reader import read_thread
 from exceptions.selectors import (
     MAX_ID,
     deadlines_next,
+    effective_deadline,
     exception_milestone_get,
-    granted_deadline,
     hard_stops,
 )
 from exceptions.yaml_format import RecordFileError
@@ -227,24 +227,16 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
         return stops[release_id]
 
     def prepare(self, instance: ExceptionRequest) -> None:
-        """The deadline that applies to the KEP now (the later of the freeze and the
-        grant), any warning about it, and what approving would grant."""
-        decision = getattr(instance, "decision", None)
-        instance.effective_warning = None
-        if (
-            instance.state == ExceptionRequest.State.APPROVED
-            and decision is not None
-            and decision.granted_until is not None
-        ):
-            milestone = instance.milestone
-            deadline = granted_deadline(
-                milestone=milestone, own=milestone.deadline, request=instance,
-                hard_stop=self._hard_stop(instance.release_id), keps=[],
-            )  # fmt: skip
-            instance.effective_deadline, instance.effective_zone = deadline.instant, deadline.zone
-            instance.effective_warning = deadline.warning or None
-        else:
-            instance.effective_deadline, instance.effective_zone = instance.milestone.deadline, instance.milestone.zone
+        """The deadline that applies to the KEP now (``effective_deadline``), any warning
+        about it, and what approving would grant."""
+        approved = instance.state == ExceptionRequest.State.APPROVED
+        deadline = effective_deadline(
+            milestone=instance.milestone,
+            request=instance,
+            hard_stop=self._hard_stop(instance.release_id) if approved else None,
+        )
+        instance.effective_deadline, instance.effective_zone = deadline.instant, deadline.zone
+        instance.effective_warning = deadline.warning or None
         instance.default_granted_until = (
             services.default_granted_until(instance) if instance.state == ExceptionRequest.State.PENDING else None
         )

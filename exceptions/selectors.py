@@ -5,7 +5,9 @@ The rule of the product: a KEP's effective deadline for a milestone is the later
 milestone's own deadline and the granted_until of its approved exception for that
 milestone. A grant that a moved freeze overtook is *superseded* (the freeze applies, and
 every face says so); a grant that runs past the release's hard stop (rc.0) after the
-rc moved is flagged too. Feeds, the API, pages, Slack and reminders all read it from here.
+rc moved is flagged too. The rule is written once, in ``effective_deadline``; feeds,
+reminders, notices, the API, pages, Slack and the admin all get deadlines from it
+(``tests/exceptions/test_one_effective_deadline.py`` fails when a face computes one itself).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
 from exceptions.models import ExceptionRequest
@@ -90,12 +93,6 @@ class Deadline:
         return shown
 
 
-def _own(milestone: Milestone, deadline: dt.datetime, keps: list[int]) -> Deadline:
-    return Deadline(
-        milestone=milestone, instant=deadline, zone=milestone.zone, source="milestone", original=deadline, keps=keps
-    )
-
-
 def hard_stops(release_ids: Iterable[int]) -> dict[int, dt.datetime]:
     """Each release's hard stop (``releasecal.selectors.release_hard_stop``) in one query."""
     ids = set(release_ids)
@@ -116,18 +113,59 @@ def hard_stops(release_ids: Iterable[int]) -> dict[int, dt.datetime]:
     return stops
 
 
-def granted_deadline(
-    *, milestone: Milestone, own: dt.datetime, request: ExceptionRequest, hard_stop: dt.datetime | None, keps: list[int]
+def _decision(request: ExceptionRequest | None):
+    """The decision of an approved request, else None (a request read without one too)."""
+    if request is None or request.state != ExceptionRequest.State.APPROVED:
+        return None
+    try:
+        return request.decision
+    except ObjectDoesNotExist:
+        return None
+
+
+def effective_deadline(
+    *,
+    milestone: Milestone,
+    request: ExceptionRequest | None,
+    own: dt.datetime | None = None,
+    hard_stop: dt.datetime | None = None,
+    keps: list[int] | None = None,
 ) -> Deadline:
-    """The effective deadline under an approved request: the later of the milestone's
-    own deadline and the grant (superseded when the freeze is at or past the grant)."""
-    decision = request.decision
+    """THE effective deadline of a KEP for a milestone: the product's central rule, and
+    the one place it is written. Every face (feeds, reminders, notices, Slack, pages,
+    the API, the admin) gets the deadline that applies to a KEP from here, directly or
+    through ``effective_deadlines``, ``request_deadlines`` and ``deadlines_next``.
+
+    ``request`` is the KEP's request for ``milestone`` (None: it has none). Unless it is
+    approved, the milestone's own deadline applies. Approved, the later of the two: the
+    milestone's own deadline and the grant (``granted_until``); a grant the freeze
+    reached or passed is *superseded* (the freeze applies, and ``warning`` says so). A
+    grant past the release's ``hard_stop`` (rc.0) is flagged. An approval whose deadline
+    was not recorded (exceptions.yaml) gives the milestone's own, marked
+    ``grant_recorded=False``.
+
+    ``own`` is the milestone's own deadline, ``milestone.deadline`` unless given (the
+    deadline before an edit, to tell who an edit concerns). No query when ``request``
+    comes with its decision."""
+    own = milestone.deadline if own is None else own
+    keps = list(keps or [])
+    decision = _decision(request)
+    if decision is None:
+        return Deadline(
+            milestone=milestone, instant=own, zone=milestone.zone, source="milestone", original=own, keps=keps
+        )
     if decision.granted_until is None:
         return Deadline(
-            milestone=milestone, instant=own, zone=milestone.zone, source="exception", original=own,
-            exception_id=request.pk, keps=keps, grant_recorded=False,
-        )  # fmt: skip
-    granted, zone = decision.granted_until, decision.granted_zone
+            milestone=milestone,
+            instant=own,
+            zone=milestone.zone,
+            source="exception",
+            original=own,
+            exception_id=request.pk,
+            keps=keps,
+            grant_recorded=False,
+        )
+    granted, zone = decision.granted_until, decision.granted_zone or milestone.release.zone
     superseded = own >= granted
     return Deadline(
         milestone=milestone,
@@ -147,14 +185,9 @@ def granted_deadline(
 def effective_deadlines(
     *, milestones: Iterable[Milestone], enhancements: Iterable[Enhancement]
 ) -> dict[tuple[int, int], Deadline]:
-    """Effective deadline of every (enhancement, milestone) pair, in one query (two
-    when there are grants: the releases' hard stops).
-
-    The later of the milestone's own deadline and the granted_until of an approved
-    exception for that milestone (``superseded`` when the freeze is at or past the
-    grant; an approval whose deadline was not recorded gives the milestone's own,
-    marked ``grant_recorded=False``). Keys are ``(enhancement_id, milestone_id)``.
-    """
+    """``effective_deadline`` of every (enhancement, milestone) pair, in one query (two
+    when there are grants: the releases' hard stops). Keys are
+    ``(enhancement_id, milestone_id)``."""
     milestones = list(milestones)
     enhancements = list(enhancements)
     granted = {
@@ -171,14 +204,13 @@ def effective_deadlines(
     result = {}
     for enhancement in enhancements:
         for milestone, deadline in own:
-            req = granted.get((enhancement.pk, milestone.pk))
-            if req is not None:
-                result[(enhancement.pk, milestone.pk)] = granted_deadline(
-                    milestone=milestone, own=deadline, request=req, hard_stop=stops.get(milestone.release_id),
-                    keps=[enhancement.number],
-                )  # fmt: skip
-            else:
-                result[(enhancement.pk, milestone.pk)] = _own(milestone, deadline, [enhancement.number])
+            result[(enhancement.pk, milestone.pk)] = effective_deadline(
+                milestone=milestone,
+                request=granted.get((enhancement.pk, milestone.pk)),
+                own=deadline,
+                hard_stop=stops.get(milestone.release_id),
+                keps=[enhancement.number],
+            )
     return result
 
 
@@ -187,7 +219,9 @@ def grant_conflicts(*, milestone: Milestone, previous: Milestone | None = None) 
     reached or passed (superseded), and, for an rc milestone, grants of its release
     that run past the hard stop. Oldest request first.
 
-    With ``previous`` (the row before an edit), only conflicts that this edit caused."""
+    With ``previous`` (the row before an edit), only conflicts that this edit caused.
+    The admin's schedule pages show them (``exceptions/admin.py``), the schedule
+    notices tell them (``notices``)."""
     requests = (
         ExceptionRequest.objects.filter(state=ExceptionRequest.State.APPROVED, decision__granted_until__isnull=False)
         .select_related("decision", "enhancement", "milestone", "milestone__release", "milestone__kind")
@@ -200,11 +234,13 @@ def grant_conflicts(*, milestone: Milestone, previous: Milestone | None = None) 
     stops = hard_stops([milestone.release_id])
     found = []
     for request in requests:
-        deadline = granted_deadline(
-            milestone=request.milestone, own=request.milestone.deadline, request=request,
-            hard_stop=stops.get(request.milestone.release_id), keps=[request.enhancement.number],
-        )  # fmt: skip
-        if not deadline.warning or (previous is not None and _held_before(deadline, previous)):
+        deadline = effective_deadline(
+            milestone=request.milestone,
+            request=request,
+            hard_stop=stops.get(request.milestone.release_id),
+            keps=[request.enhancement.number],
+        )
+        if not deadline.warning or (previous is not None and _held_before(deadline, request, previous)):
             continue
         found.append(deadline)
     return found
@@ -228,46 +264,50 @@ def hard_stop_conflicts(*, release: Release, previous: dt.datetime | None) -> li
     )
     found = []
     for request in requests:
-        deadline = granted_deadline(
-            milestone=request.milestone, own=request.milestone.deadline, request=request,
-            hard_stop=stop, keps=[request.enhancement.number],
-        )  # fmt: skip
-        if deadline.hard_stop is None or (previous is not None and deadline.granted > previous):
+        deadline = effective_deadline(
+            milestone=request.milestone, request=request, hard_stop=stop, keps=[request.enhancement.number]
+        )
+        if deadline.hard_stop is None:
             continue
+        if previous is not None:
+            before = effective_deadline(milestone=request.milestone, request=request, hard_stop=previous)
+            if before.hard_stop is not None:
+                continue  # it ran past the hard stop before the edit too
         found.append(deadline)
     return found
 
 
-def _held_before(deadline: Deadline, previous: Milestone) -> bool:
-    granted = deadline.granted
+def _held_before(deadline: Deadline, request: ExceptionRequest, previous: Milestone) -> bool:
+    """Did the conflict ``deadline`` hold already before the edit (``previous``: the
+    edited milestone as it was)?"""
     if deadline.superseded:
-        return previous.pk == deadline.milestone.pk and previous.deadline >= granted
+        return (
+            previous.pk == deadline.milestone.pk and effective_deadline(milestone=previous, request=request).superseded
+        )
     before = deadline.milestone.release.hard_stop or (previous.starts if previous.kind.slug == "rc" else None)
-    return before is not None and granted > before
+    return effective_deadline(milestone=deadline.milestone, request=request, hard_stop=before).hard_stop is not None
 
 
 def request_deadlines(requests: Iterable[ExceptionRequest]) -> dict[int, Deadline]:
-    """The effective deadline of each request's KEP for its milestone, keyed by request
+    """``effective_deadline`` of each request's KEP for its milestone, keyed by request
     id: one query whatever the number of rows (the hard stops), when the requests come
     with their milestone, release, enhancement and decision loaded. A request that is
     not approved leaves its milestone's own deadline."""
     requests = list(requests)
-    approved = {r.pk for r in requests if r.state == ExceptionRequest.State.APPROVED and hasattr(r, "decision")}
-    stops = hard_stops({r.release_id for r in requests if r.pk in approved})
-    result = {}
-    for request in requests:
-        milestone, own = request.milestone, request.milestone.deadline
-        if request.pk in approved:
-            result[request.pk] = granted_deadline(
-                milestone=milestone, own=own, request=request, hard_stop=stops.get(milestone.release_id),
-                keps=[request.enhancement.number],
-            )  # fmt: skip
-        else:
-            result[request.pk] = _own(milestone, own, [request.enhancement.number])
-    return result
+    stops = hard_stops({r.release_id for r in requests if _decision(r) is not None})
+    return {
+        request.pk: effective_deadline(
+            milestone=request.milestone,
+            request=request,
+            hard_stop=stops.get(request.release_id),
+            keps=[request.enhancement.number],
+        )
+        for request in requests
+    }
 
 
-def effective_deadline(*, enhancement: Enhancement, milestone: Milestone) -> Deadline:
+def kep_effective_deadline(*, enhancement: Enhancement, milestone: Milestone) -> Deadline:
+    """``effective_deadline`` of one KEP for one milestone, read from the database."""
     return effective_deadlines(milestones=[milestone], enhancements=[enhancement])[(enhancement.pk, milestone.pk)]
 
 
@@ -288,8 +328,8 @@ def deadlines_next(
     rows: dict[tuple[int, dt.datetime, int | None], Deadline] = {}
     if enhancements is None:
         for milestone in milestones:
-            deadline = milestone.deadline
-            rows[(milestone.pk, deadline, None)] = _own(milestone, deadline, [])
+            deadline = effective_deadline(milestone=milestone, request=None)
+            rows[(milestone.pk, deadline.instant, None)] = deadline
     else:
         out = {(t.enhancement_id, t.release_id) for t in schedule.tracking_out_of_milestone(enhancements=enhancements)}
         effective = effective_deadlines(milestones=milestones, enhancements=enhancements)

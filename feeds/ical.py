@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import icalendar
 
+from exceptions.selectors import Deadline
 from exceptions.services import default_granted_until, request_window_closes
 from feeds.vtimezone import vtimezone
 from releasecal import tz
@@ -227,35 +228,30 @@ def extension_sequence(*, milestone_sequence: int, revisions: int, state: str) -
     return milestone_sequence + max(revisions - 1, 0) + (0 if state == "pending" else 1)
 
 
-def extension_event(request, *, revisions: int, deadline=None, host: str, site_url: str) -> CalendarEvent:
+def extension_event(request, *, deadline: Deadline, revisions: int, host: str, site_url: str) -> CalendarEvent:
     """The event of one exception request.
 
-    approved: at the granted time in the granted zone (``deadline`` is its effective
-    deadline from ``selectors.effective_deadlines``); pending: TENTATIVE at the time
-    the release team would grant by default; rejected / withdrawn: CANCELLED, so a
-    client that had the event removes it.
+    ``deadline`` is the request's effective deadline (``exceptions.selectors``:
+    ``request_deadlines``), required: the feed states it and never works one out.
+    approved: at that deadline (the grant in the granted zone, or the freeze when the
+    freeze superseded the grant); pending: TENTATIVE at the time the release team would
+    grant by default; rejected / withdrawn: CANCELLED, so a client that had the event
+    removes it.
     """
     milestone = request.milestone
     release = request.release
     kep = request.enhancement
     state = request.state
     decision = getattr(request, "decision", None) if state in ("approved", "rejected") else None
-    unrecorded = state == "approved" and decision is not None and decision.granted_until is None
-    superseded = False
-    if unrecorded:  # granted, deadline not recorded (exceptions.yaml): the freeze's own is the known bound
-        instant, zone = milestone.deadline, milestone.zone
-    elif state == "approved" and decision is not None:
-        # The later of the freeze and the grant (deadline from effective_deadlines).
-        if deadline is not None and deadline.exception_id == request.pk:
-            instant, zone, superseded = deadline.instant, deadline.zone, deadline.superseded
-        elif milestone.deadline >= decision.granted_until:  # no deadline given: same rule
-            instant, zone, superseded = milestone.deadline, milestone.zone, True
-        else:
-            instant, zone = decision.granted_until, decision.granted_zone
+    approved = state == "approved" and decision is not None
+    unrecorded = approved and not deadline.grant_recorded
+    superseded = approved and deadline.superseded
+    if approved:
+        instant, zone = deadline.instant, deadline.zone
     else:
         instant, zone = default_granted_until(request), release.zone
     zone = _shown_zone(instant, zone)
-    original = milestone.deadline
+    original = deadline.original
 
     label = f"KEP-{kep.number}"
     status = {"approved": "CONFIRMED", "pending": "TENTATIVE"}.get(state, "CANCELLED")
@@ -278,12 +274,12 @@ def extension_event(request, *, revisions: int, deadline=None, host: str, site_u
     elif superseded:
         lines.append(
             f"Superseded by the freeze: the {milestone.title} deadline moved to {tz.render_deadline(instant, zone)}, "
-            f"not earlier than the granted {tz.render_deadline(decision.granted_until, decision.granted_zone)}; "
+            f"not earlier than the granted {tz.render_deadline(deadline.granted, deadline.granted_zone)}; "
             "the freeze's own deadline applies."
         )
     elif state == "approved":
         lines.append("Extended deadline: " + tz.render_deadline(instant, zone))
-        if deadline is not None and deadline.exception_id == request.pk and deadline.hard_stop is not None:
+        if deadline.hard_stop is not None:
             lines.append("Warning: " + deadline.warning)
     elif state == "pending":
         lines.append(

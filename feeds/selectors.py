@@ -25,7 +25,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision
-from exceptions.selectors import effective_deadlines
+from exceptions.selectors import request_deadlines
 from feeds import ical, options
 from feeds.models import FeedToken
 from feeds.published import publish
@@ -305,9 +305,10 @@ def _guarded(make, row, **kwargs) -> ical.CalendarEvent | None:
 
 
 def feed_build(scope: FeedScope) -> BuiltFeed:
-    """Render the feed: 4 queries (releases, milestones, their moves, KEP) plus 3 when it
-    has extension events (requests, effective deadlines, the KEPs out of a release) and 1
-    for all.ics (when it last lost a release), however many events."""
+    """Render the feed: 4 queries (releases, milestones, their moves, KEP) plus 2 when it
+    has extension events (the requests, the KEPs out of a release), 2 when some of them
+    are approved (their releases' hard stops, for ``request_deadlines``) and 1 for all.ics
+    (when it last lost a release), however many events."""
     host, site_url = settings.SITE_HOST, settings.SITE_URL
     releases = list(scope.releases.order_by("start_date", "slug"))
     milestones = list(
@@ -355,10 +356,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
             .annotate(revision_count=revision_count)
             .order_by("pk")
         )
-        deadlines = effective_deadlines(
-            milestones={r.milestone_id: r.milestone for r in requests}.values(),
-            enhancements={r.enhancement_id: r.enhancement for r in requests}.values(),
-        )
+        deadlines = request_deadlines(requests)
         # A KEP removed from (or deferred out of) the release: its pending or granted
         # extension is no deadline of its own any more (a rejected or withdrawn one
         # stays, CANCELLED).
@@ -370,7 +368,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
         for request in requests:
             if request.state in ExceptionRequest.ACTIVE_STATES and (request.enhancement_id, request.release_id) in left:
                 continue
-            deadline = deadlines.get((request.enhancement_id, request.milestone_id))
+            deadline = deadlines[request.pk]
             event = _guarded(
                 ical.extension_event,
                 request,

@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import F, Q
 
 from exceptions.models import ExceptionRequest
-from exceptions.selectors import Deadline, grant_conflicts, hard_stop_conflicts
+from exceptions.selectors import Deadline, effective_deadline, grant_conflicts, hard_stop_conflicts
 from notices.models import NoticeDelivery, ScheduleNotice
 from outbox.errors import TransportError, backoff_delay
 from outbox.smtp import send_email
@@ -72,12 +72,6 @@ def _conflict_lines(conflicts: list[Deadline]) -> list[str]:
     return lines
 
 
-def _effective(deadline: dt.datetime | None, granted: dt.datetime | None) -> dt.datetime | None:
-    if deadline is None or granted is None:
-        return deadline
-    return max(deadline, granted)
-
-
 def _affected_keps(old: Milestone, milestone: Milestone, conflicts: list[Deadline]) -> set[int]:
     """KEP numbers whose owners hear of this change: those whose grants it overrides
     and, for a freeze, every KEP the release tracks (or that has a grant on it) whose
@@ -85,22 +79,28 @@ def _affected_keps(old: Milestone, milestone: Milestone, conflicts: list[Deadlin
     affected = {deadline.keps[0] for deadline in conflicts}
     if not milestone.kind.is_freeze:
         return affected
-    grants = dict(
-        ExceptionRequest.objects.filter(
+    grants = {
+        request.enhancement.number: request
+        for request in ExceptionRequest.objects.filter(
             milestone=milestone, state=ExceptionRequest.State.APPROVED, decision__granted_until__isnull=False
-        ).values_list("enhancement__number", "decision__granted_until")
-    )
+        ).select_related("decision", "enhancement")
+    }
     tracked = set(
         Tracking.objects.filter(release_id=milestone.release_id, status__in=TRACKED_STATUSES).values_list(
             "enhancement__number", flat=True
         )
     )
-    before = None if old.cancelled else old.deadline
-    after = None if milestone.cancelled else milestone.deadline
     for number in tracked | set(grants):
-        if _effective(before, grants.get(number)) != _effective(after, grants.get(number)):
+        if _applies(old, grants.get(number)) != _applies(milestone, grants.get(number)):
             affected.add(number)
     return affected
+
+
+def _applies(milestone: Milestone, request: ExceptionRequest | None) -> dt.datetime | None:
+    """The effective deadline under ``milestone`` as it is or was (None: cancelled)."""
+    if milestone.cancelled:
+        return None
+    return effective_deadline(milestone=milestone, request=request).instant
 
 
 def _slack_on() -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from exceptions.models import UNRECORDED_GRANT
+from exceptions.selectors import effective_deadline
 from releasecal import tz
 from reminders.offsets import parse_offset
 from slack_integration import mrkdwn
@@ -131,11 +132,12 @@ def _event_message(delivery, event: str, *, footer: str, late: str, now: dt.date
     by = decision.decided_by.get_username() if decision.decided_by_id else "the release team"
     note = (f"Note: {decision.note}",) if decision.note else ()
     if decision.outcome == "approved":
+        deadline = effective_deadline(milestone=milestone, request=request)
         return Message(
             headline=f"Exception request #{request.pk} for {what} was approved by {by}",
             deadline_sentence=(
-                deadline_sentence(f"New deadline for {milestone.title}", decision.granted_until, decision.granted_zone)
-                if decision.granted_until is not None
+                deadline_sentence(f"New deadline for {milestone.title}", deadline.instant, deadline.zone)
+                if deadline.grant_recorded
                 else f"Extension of {milestone.title} {UNRECORDED_GRANT}."
             ),
             lines=note,

@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, Exists, F, Q, Value, When
 
 from exceptions.models import ExceptionRequest
+from exceptions.selectors import effective_deadline
 from outbox.errors import TransportError, backoff_delay
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone, MilestoneKind, Tracking
@@ -200,17 +201,14 @@ def deliveries_sync_for_request(*, request: ExceptionRequest, now: dt.datetime |
     now = now or tz.utc_now()
     existing = list(Delivery.objects.select_for_update().filter(request=request).exclude(offset__startswith="event:"))
     wanted: list[_Wanted] = []
-    decision = getattr(request, "decision", None) if request.state == ExceptionRequest.State.APPROVED else None
-    # The effective deadline is the later of the freeze and the grant: a grant the freeze
-    # reached or passed is superseded, and the milestone's own reminders apply.
-    granted = decision.granted_until if decision is not None else None
-    superseded = granted is not None and request.milestone.deadline >= granted
-    if decision is not None and decision.granted_until and not superseded:
+    # A grant the freeze superseded leaves the milestone's own reminders to apply.
+    deadline = effective_deadline(milestone=request.milestone, request=request)
+    if deadline.is_extension and deadline.grant_recorded:
         rules = _rules(Rule.EXTENSIONS, release_id=request.release_id, kind_id=request.milestone.kind_id)
         wanted = _wanted(
             rules,
-            deadline=decision.granted_until,
-            zone=decision.granted_zone or request.release.zone,
+            deadline=deadline.instant,
+            zone=deadline.zone,
             owners=lambda: list(request.enhancement.owners.order_by("pk")),
         )
     _apply(
@@ -219,7 +217,7 @@ def deliveries_sync_for_request(*, request: ExceptionRequest, now: dt.datetime |
         scope={"milestone_id": request.milestone_id, "request": request},
         now=now,
         why_gone=f"Request #{request.pk}'s grant is superseded by the freeze"
-        if superseded
+        if deadline.superseded
         else f"Request #{request.pk} is {request.state}",
     )
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group, User
 from django.db import IntegrityError, transaction
 
 from exceptions.models import Decision, ExceptionRequest
-from exceptions.selectors import effective_deadline
+from exceptions.selectors import kep_effective_deadline
 from exceptions.services import (
     RequestFields,
     default_granted_until,
@@ -192,7 +192,7 @@ def test_approve_defaults_to_freeze_plus_days_end_of_day_release_zone(pending_re
     assert pending_request.state == "approved"
     tracking = Tracking.objects.get(enhancement=kep, release=pending_request.release)
     assert tracking.status == Tracking.Status.EXCEPTION_APPROVED
-    deadline = effective_deadline(enhancement=kep, milestone=pending_request.milestone)
+    deadline = kep_effective_deadline(enhancement=kep, milestone=pending_request.milestone)
     assert deadline.is_extension
     assert deadline.instant == decision.granted_until
     assert deadline.original == pending_request.milestone.deadline
@@ -282,7 +282,7 @@ def test_reject_removes_the_kep_from_the_milestone(pending_request, release_team
     decision = exception_request_reject(request=pending_request, actor=release_team_member, note="no")
     assert decision.granted_until is None
     assert Tracking.objects.get(enhancement=kep).status == Tracking.Status.REMOVED
-    assert not effective_deadline(enhancement=kep, milestone=pending_request.milestone).is_extension
+    assert not kep_effective_deadline(enhancement=kep, milestone=pending_request.milestone).is_extension
 
 
 def test_withdraw_restores_the_tracking_status(pending_request, requester, kep):
@@ -293,7 +293,7 @@ def test_withdraw_restores_the_tracking_status(pending_request, requester, kep):
 
 
 def test_effective_deadline_without_exception_is_the_milestone(kep, code_freeze):
-    deadline = effective_deadline(enhancement=kep, milestone=code_freeze)
+    deadline = kep_effective_deadline(enhancement=kep, milestone=code_freeze)
     assert deadline.source == "milestone"
     assert deadline.instant == code_freeze.deadline
     assert deadline.display() == "19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024)"

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from exceptions.models import Decision, ExceptionRequest, days_label
-from exceptions.selectors import effective_deadline
+from exceptions.selectors import kep_effective_deadline
 from exceptions.services import RequestFields, exception_request_submit, exception_request_withdraw
 from exceptions.yaml_format import RecordFileError, read_record_file
 from exceptions.yaml_sync import exceptions_yaml_export, exceptions_yaml_import
@@ -177,7 +177,7 @@ def test_an_unrecorded_grant_keeps_the_milestone_deadline_and_says_so(kinds):
     release = _release(kinds, "1.36", zone="AoE")
     exceptions_yaml_import(release=release, text=(SHARED / "release-1.36.yaml").read_text("utf-8"))
     request = ExceptionRequest.objects.get(release=release, enhancement__number=4563)
-    deadline = effective_deadline(enhancement=request.enhancement, milestone=request.milestone)
+    deadline = kep_effective_deadline(enhancement=request.enhancement, milestone=request.milestone)
     assert deadline.is_extension
     assert not deadline.grant_recorded
     assert deadline.instant == request.milestone.deadline

@@ -13,7 +13,7 @@ import icalendar
 import pytest
 from django.test import Client
 
-from exceptions.selectors import effective_deadline, grant_conflicts
+from exceptions.selectors import grant_conflicts, kep_effective_deadline
 from exceptions.services import exception_request_approve
 from releasecal import tz
 from releasecal.services import milestone_save
@@ -52,7 +52,7 @@ def test_a_freeze_moved_past_the_grant_supersedes_it_everywhere(
     _move(code_freeze, "2024-07-28 19:00", django_capture_on_commit_callbacks)
     freeze = tz.parse_wall_time("2024-07-28 19:00", LA)
 
-    deadline = effective_deadline(enhancement=granted.enhancement, milestone=code_freeze)
+    deadline = kep_effective_deadline(enhancement=granted.enhancement, milestone=code_freeze)
     assert deadline.superseded
     assert not deadline.is_extension
     assert deadline.instant == freeze
@@ -86,7 +86,7 @@ def test_rc0_moved_before_the_grant_is_flagged(
 ):
     rc = release.milestones.get(kind__slug="rc")
     _move(rc, "2024-07-26 10:00", django_capture_on_commit_callbacks)
-    deadline = effective_deadline(enhancement=granted.enhancement, milestone=granted.milestone)
+    deadline = kep_effective_deadline(enhancement=granted.enhancement, milestone=granted.milestone)
     assert deadline.is_extension
     assert deadline.hard_stop == tz.parse_wall_time("2024-07-26 10:00", LA)
     assert "hard stop" in deadline.warning
@@ -126,7 +126,7 @@ def test_the_admin_warns_on_save_and_on_the_request_page(client, granted, code_f
 
 def test_no_warning_while_the_grant_is_later(granted, code_freeze):
     assert grant_conflicts(milestone=code_freeze) == []
-    deadline = effective_deadline(enhancement=granted.enhancement, milestone=code_freeze)
+    deadline = kep_effective_deadline(enhancement=granted.enhancement, milestone=code_freeze)
     assert deadline.is_extension
     assert deadline.warning == ""
     assert Client().get(f"/api/v1/exceptions/{granted.pk}/").json()["effective_warning"] is None

@@ -220,10 +220,10 @@ def test_an_approved_request_shows_the_granted_time_names_the_freeze_and_has_its
 
 
 def test_the_extension_event_uses_the_effective_deadline(release, kep, pending_request, release_team_member):
-    from exceptions.selectors import effective_deadline
+    from exceptions.selectors import kep_effective_deadline
 
     exception_request_approve(request=pending_request, actor=release_team_member)
-    deadline = effective_deadline(enhancement=kep, milestone=pending_request.milestone)
+    deadline = kep_effective_deadline(enhancement=kep, milestone=pending_request.milestone)
     assert deadline.is_extension
     event = events(fetch("/calendar/kep/2400.ics"))[extension_uid(pending_request)]
     assert event["DTSTART"].dt.astimezone(dt.UTC) == deadline.instant

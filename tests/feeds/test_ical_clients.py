@@ -162,9 +162,9 @@ def expected_instants() -> dict[str, dict]:
             }
     for r in ExceptionRequest.objects.select_related("release", "milestone", "milestone__release", "decision"):
         if r.state == "approved":
-            from exceptions.selectors import effective_deadline
+            from exceptions.selectors import kep_effective_deadline
 
-            deadline = effective_deadline(enhancement=r.enhancement, milestone=r.milestone)
+            deadline = kep_effective_deadline(enhancement=r.enhancement, milestone=r.milestone)
             instant, zone = deadline.instant, deadline.zone
         else:
             instant, zone = default_granted_until(r), r.release.zone

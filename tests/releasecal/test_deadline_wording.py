@@ -275,7 +275,7 @@ def test_reminders_by_email_and_slack_say_the_deadline(face):
 
 
 def test_the_warnings_about_a_grant_word_its_deadlines(pending_request, release_team_member, code_freeze):
-    from exceptions.selectors import effective_deadline
+    from exceptions.selectors import kep_effective_deadline
     from releasecal.models import Milestone, Release
 
     exception_request_approve(request=pending_request, actor=release_team_member)  # until end of Thu 25 July PDT
@@ -283,7 +283,7 @@ def test_the_warnings_about_a_grant_word_its_deadlines(pending_request, release_
     # The release's hard stop set afterwards at the end of Wednesday 24 July: the grant runs past it.
     Release.objects.filter(pk=release.pk).update(hard_stop=dt.datetime(2024, 7, 25, 7, 0, tzinfo=UTC))
     code_freeze.refresh_from_db()
-    assert effective_deadline(enhancement=kep, milestone=code_freeze).warning == (
+    assert kep_effective_deadline(enhancement=kep, milestone=code_freeze).warning == (
         "The granted extension (until end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)) runs past "
         "the release's hard stop (end of Wednesday 24 July 2024 PDT (07:00 UTC Thursday 25 July 2024), the rc.0 cut)."
     )
@@ -291,7 +291,7 @@ def test_the_warnings_about_a_grant_word_its_deadlines(pending_request, release_
     Release.objects.filter(pk=release.pk).update(hard_stop=None)
     Milestone.objects.filter(pk=code_freeze.pk).update(at=dt.datetime(2024, 7, 28, 7, 0, tzinfo=UTC))
     code_freeze.refresh_from_db()
-    assert effective_deadline(enhancement=kep, milestone=code_freeze).warning == (
+    assert kep_effective_deadline(enhancement=kep, milestone=code_freeze).warning == (
         "The granted extension (until end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)) is superseded "
         "by the freeze: the Code Freeze deadline (end of Saturday 27 July 2024 PDT (07:00 UTC Sunday 28 July 2024)) "
         "is now later, so it applies."
