@@ -32,7 +32,7 @@ from exceptions.models import (
     ProposedDecision,
     days_label,
 )
-from exceptions.selectors import kep_effective_deadline, request_deadlines
+from exceptions.selectors import grant_conflicts, kep_effective_deadline, request_deadlines
 from exceptions.services import (
     DECIDE_PERMISSION,
     RequestFields,
@@ -47,10 +47,11 @@ from exceptions.services import (
     proposed_decision_dismiss,
     request_window_closes,
 )
+from releasecal import admin as schedule_admin
 from releasecal import tz
 from releasecal.admin import PlainActionCheckbox, SigFilter, WallTimeField, ZoneInput, parse_wall_into
 from releasecal.errors import Conflict, DomainError, NotAllowed
-from releasecal.models import AuditLog, Enhancement, Milestone, Tracking
+from releasecal.models import AuditLog, Enhancement, Milestone, Release, Tracking
 
 CHANGE_PERMISSION = "exceptions.change_exceptionrequest"
 SIGNOFF_PERMISSION = "exceptions.add_signoff"
@@ -983,3 +984,41 @@ class ProposedDecisionAdmin(admin.ModelAdmin):
         self._resolve(
             request, queryset, lambda p: proposed_decision_dismiss(proposal=p, actor=request.user), "dismissed"
         )
+
+
+# ------------------------------------------------ the schedule's pages, with the grants
+
+
+def warn_of_grant_conflicts(request, milestone: Milestone) -> None:
+    """Say what a saved milestone overrides (``exceptions.selectors.grant_conflicts``: a
+    grant superseded by a moved freeze, a grant past a moved rc.0)."""
+    if milestone.cancelled:
+        return
+    for deadline in grant_conflicts(milestone=milestone):
+        messages.warning(request, f"{milestone.title}: KEP-{deadline.keps[0]}: {deadline.warning}")
+
+
+class MilestoneAdmin(schedule_admin.MilestoneAdmin):
+    """The schedule's milestone page (``releasecal/admin.py``), saying which granted
+    extensions a save overrides."""
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        warn_of_grant_conflicts(request, obj)
+
+
+class ReleaseAdmin(schedule_admin.ReleaseAdmin):
+    """The schedule's release page with its milestones inline (``releasecal/admin.py``),
+    saying which granted extensions the saved milestones override."""
+
+    def save_formset(self, request, form, formset, change):
+        super().save_formset(request, form, formset, change)
+        if formset.model is Milestone:
+            for milestone in [*formset.new_objects, *(obj for obj, _ in formset.changed_objects)]:
+                warn_of_grant_conflicts(request, milestone)
+
+
+admin.site.unregister(Milestone)
+admin.site.register(Milestone, MilestoneAdmin)
+admin.site.unregister(Release)
+admin.site.register(Release, ReleaseAdmin)

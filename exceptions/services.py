@@ -3,17 +3,20 @@
 Every face (admin, API, Slack, the email command) calls these, so the policy and its
 messages are the same everywhere. State changes lock the request row and guard on the
 current state: a second decision is a Conflict (409), never a second row.
+
+Who reacts to each change is declared in ``exceptions/signals.py``: every state change
+sends its signal inside its transaction, and each service below names its listeners.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
+from exceptions import signals
 from exceptions.fields import FIELD_LABELS, RequestFields
 from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
 from exceptions.reader import ParsedRequest, ThreadReading
@@ -27,17 +30,6 @@ from releasecal.services import audit_record, enhancement_upsert, wall_time_reco
 # Kept for the admin's menus; deciding itself needs membership of the request's release
 # team (``can_decide``), not this global permission.
 DECIDE_PERMISSION = "exceptions.decide_exceptionrequest"
-
-# Other apps (notifications, Slack) register here to hear about workflow events:
-# ``hook(event, request)`` with event in submitted/amended/signed_off/approved/
-# rejected/withdrawn/regranted (a grant's instant moved by a tzdata change). Called
-# inside the transaction; queue work with on_commit.
-request_event_hooks: list[Callable[[str, ExceptionRequest], None]] = []
-
-
-def _emit(event: str, request: ExceptionRequest) -> None:
-    for hook in request_event_hooks:
-        hook(event, request)
 
 
 def _actor_label(actor, fallback: str = "") -> str:
@@ -237,7 +229,10 @@ def exception_request_submit(
     ``requester`` is who asks (an email's author); ``entered_by`` is who typed or
     ingested it (the release-team member running ``ingest_exception``, the API caller,
     the admin user); it defaults to the requester when that is a user.
-    ``requester_email``: the address an emailed request came from (its author)."""
+    ``requester_email``: the address an emailed request came from (its author).
+
+    Sends ``exception_request_submitted`` in the transaction: the reminder ledger writes
+    the "new request" notifications, Slack posts it to the release team on commit."""
     fields = _check_fields(fields, milestone)
     release = milestone.release
     now = tz.utc_now()
@@ -298,7 +293,7 @@ def exception_request_submit(
         after=_revision_dict(revision),
         at=now,
     )
-    _emit("submitted", request)
+    signals.exception_request_submitted.send(sender=ExceptionRequest, request=request)
     return request
 
 
@@ -382,7 +377,9 @@ def exception_request_amend(
 ) -> ExceptionRequest:
     """Record a new version of a pending request (the requester changed 6 days to 3).
 
-    ``entered_by`` as for submit (defaults to ``actor``)."""
+    ``entered_by`` as for submit (defaults to ``actor``). Sends
+    ``exception_request_amended`` in the transaction: Slack updates the request's
+    channel messages on commit."""
     request = _lock(request)
     fields = _check_fields(fields, request.milestone)
     _require_pending(request, "amended")
@@ -410,7 +407,7 @@ def exception_request_amend(
         before=before,
         after=_revision_dict(revision),
     )
-    _emit("amended", request)
+    signals.exception_request_amended.send(sender=ExceptionRequest, request=request)
     return request
 
 
@@ -427,7 +424,8 @@ def exception_request_signoff(
     """A "+1" on a pending request. ``author``: a lead of a SIG named on the KEP (owning
     or participating) or a member of the release's team, never the requester; the role
     recorded comes from that membership. ``role`` is only used for an ``author_label``
-    without a user (a sign-off read from an imported record)."""
+    without a user (a sign-off read from an imported record). Sends
+    ``exception_request_signed_off`` (no receiver yet)."""
     request = _lock(request)
     _require_pending(request, "signed off")
     if author is not None:
@@ -446,7 +444,7 @@ def exception_request_signoff(
     audit_record(
         action="exception.signoff", obj=request, actor=author, actor_label=label, after={"role": role, "note": note}
     )
-    _emit("signed_off", request)
+    signals.exception_request_signed_off.send(sender=ExceptionRequest, request=request, signoff=signoff)
     return signoff
 
 
@@ -510,7 +508,13 @@ def exception_request_approve(
     at: dt.datetime | None = None,
 ) -> Decision:
     """Approve a pending request. Without ``granted_until``: freeze + requested days, at end
-    of day in the release's zone."""
+    of day in the release's zone.
+
+    Sends ``exception_request_decided`` in the transaction (``exceptions/signals.py``):
+    the reminder ledger cancels the nudges, schedules the extension's reminders at the
+    effective deadline and writes the "decided" notifications (same commit); Slack
+    updates the channel messages and DMs the requester on commit. A failing receiver
+    rolls the approval back."""
     request = _lock(request)
     _require_pending(request, "approved")
     _check_decider(request, actor)
@@ -529,7 +533,7 @@ def exception_request_approve(
         granted_zone=zone,
     )
     _set_tracking_status(request, Tracking.Status.EXCEPTION_APPROVED)
-    _emit("approved", request)
+    signals.exception_request_decided.send(sender=ExceptionRequest, request=request, decision=decision)
     return decision
 
 
@@ -537,12 +541,15 @@ def exception_request_approve(
 def exception_request_reject(
     *, request: ExceptionRequest, actor, note: str = "", at: dt.datetime | None = None
 ) -> Decision:
+    """Reject a pending request. Sends ``exception_request_decided`` in the transaction:
+    the reminder ledger cancels the nudges and writes the "decided" notifications; Slack
+    updates the channel messages and DMs the requester on commit."""
     request = _lock(request)
     _require_pending(request, "rejected")
     _check_decider(request, actor)
     decision = _decide(request, actor=actor, outcome=Decision.Outcome.REJECTED, note=note, at=at)
     _set_tracking_status(request, Tracking.Status.REMOVED)
-    _emit("rejected", request)
+    signals.exception_request_decided.send(sender=ExceptionRequest, request=request, decision=decision)
     return decision
 
 
@@ -582,8 +589,9 @@ def decision_grant_retime(
 ) -> Decision:
     """Move an approved grant's ``granted_until`` to the instant its kept wall time means
     under the running tzdata (``manage.py tzdata_check --apply``): the wall time and the
-    zone stay, the audit log records the move, and the request's reminders resync (the
-    ``"regranted"`` request event). Nothing else about the decision changes."""
+    zone stay, the audit log records the move, and ``exception_grant_moved`` is sent in
+    the transaction (the reminder ledger reschedules the extension's reminders; Slack
+    updates the channel messages on commit). Nothing else about the decision changes."""
     decision = Decision.objects.select_for_update().select_related("request__milestone").get(pk=decision.pk)
     if decision.outcome != Decision.Outcome.APPROVED or decision.granted_until is None:
         raise ValidationFailed(f"Decision #{decision.pk} grants no deadline to move.")
@@ -623,7 +631,7 @@ def decision_grant_retime(
             "granted_zone": decision.granted_zone,
         },
     )
-    _emit("regranted", decision.request)
+    signals.exception_grant_moved.send(sender=ExceptionRequest, request=decision.request, decision=decision)
     return decision
 
 
@@ -631,6 +639,9 @@ def decision_grant_retime(
 def exception_request_withdraw(
     *, request: ExceptionRequest, actor=None, actor_label: str = "", note: str = ""
 ) -> ExceptionRequest:
+    """Withdraw a pending request (its requester or the release team). Sends
+    ``exception_request_withdrawn`` in the transaction: the reminder ledger cancels the
+    nudges; Slack updates the channel messages on commit."""
     request = _lock(request)
     _require_pending(request, "withdrawn")
     if actor is not None and not (_is_requester(request, actor) or _can_decide(actor, request) or actor.is_staff):
@@ -646,7 +657,7 @@ def exception_request_withdraw(
         before={"state": "pending"},
         after={"state": "withdrawn", "note": note},
     )
-    _emit("withdrawn", request)
+    signals.exception_request_withdrawn.send(sender=ExceptionRequest, request=request)
     return request
 
 

@@ -6,8 +6,13 @@ class NoticesConfig(AppConfig):
     verbose_name = "Schedule change notices"
 
     def ready(self) -> None:
-        # The tasks module is imported so every process (web too) has the send task
+        # Notices follow the schedule (receivers listed in releasecal/signals.py). The
+        # tasks module is imported so every process (web too) has the send task
         # registered under its name.
-        from notices import hooks, tasks  # noqa: F401
+        from notices import receivers, tasks  # noqa: F401
+        from releasecal import signals as schedule
 
-        hooks.register()
+        schedule.milestone_moved.connect(receivers.milestone_moved, dispatch_uid="notices.milestone_moved")
+        schedule.release_hard_stop_moved.connect(
+            receivers.release_hard_stop_moved, dispatch_uid="notices.release_hard_stop_moved"
+        )

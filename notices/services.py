@@ -1,8 +1,9 @@
 """Schedule change notices: written once when a change is saved, sent once per recipient.
 
 ``notice_for_milestone_change`` and ``notice_for_hard_stop_change`` run inside the
-transaction that saves the change (the services' hooks call them): the notice, its
-content and one delivery row per recipient commit with the change or not at all, and
+transaction that saves the change (``notices/receivers.py`` calls them on the schedule's
+signals ``milestone_moved`` and ``release_hard_stop_moved``): the notice, its content
+and one delivery row per recipient commit with the change or not at all, and
 the send task is queued on commit. ``notice_send`` claims each row with one
 conditional UPDATE and proceeds only if it changed exactly one row, so a redelivered
 or retried task, or two at once, never sends a row twice. A transient failure leaves

@@ -4,6 +4,8 @@ Times are typed as wall times in the milestone's own zone and read by ``tz.parse
 (a gap or fold time is refused, naming both offsets; an explicit offset is accepted).
 Django's split datetime widget is not used: it reads the time in ``TIME_ZONE`` (UTC).
 Milestones are saved through ``milestone_save`` so ``sequence`` and the audit log follow.
+The exception workflow extends the release and milestone pages with the grants a save
+overrides (``exceptions/admin.py``: the schedule domain knows nothing of grants).
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ from releasecal.services import (
     milestone_cancel,
     milestone_delete,
     milestone_save,
-    milestone_warnings,
     owners_snapshot,
     release_save,
 )
@@ -165,20 +166,10 @@ def _milestone_when(milestone: Milestone) -> str:
     return f"{text} — CANCELLED" if milestone.cancelled else text
 
 
-def _warn(request, milestone: Milestone) -> None:
-    """Say what the saved milestone overrides (a grant superseded by a moved freeze,
-    a grant past a moved rc.0)."""
-    if milestone.cancelled:
-        return
-    for warning in milestone_warnings(milestone):
-        messages.warning(request, f"{milestone.title}: {warning}")
-
-
 def _save_milestones(request, formset) -> None:
     """Inline milestone rows go through the services; "delete" cancels unless superuser."""
     for milestone in formset.save(commit=False):
         milestone_save(milestone=milestone, actor=request.user)
-        _warn(request, milestone)
     for milestone in formset.deleted_objects:
         if request.user.is_superuser:
             milestone_delete(milestone=milestone, actor=request.user)
@@ -431,7 +422,6 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         milestone_save(milestone=obj, actor=request.user)
-        _warn(request, obj)
 
     def has_delete_permission(self, request, obj=None):
         # A removed milestone must stay in feeds as CANCELLED: only superusers really delete.

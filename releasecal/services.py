@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 from django.db import transaction
 from django.forms.models import model_to_dict
 
-from releasecal import tz
+from releasecal import signals, tz
 from releasecal.defaults import DEFAULT_KINDS, GROUP_PERMISSIONS, LATER_GROUP_PERMISSIONS
 from releasecal.errors import ValidationFailed
 from releasecal.models import (
@@ -25,27 +24,6 @@ from releasecal.models import (
     Tracking,
 )
 from releasecal.selectors import release_hard_stop
-
-# Hooks other apps register to hear that a deadline moved or was cancelled (the
-# reminder ledger reschedules its pending rows). Called inside the transaction.
-milestone_changed_hooks: list[Callable[[Milestone], None]] = []
-# Hooks told of an edit with the row as it was and as it is (called inside the
-# transaction, after milestone_changed_hooks): Slack warns of grants a move overrode.
-milestone_moved_hooks: list[Callable[[Milestone, Milestone], None]] = []
-# Called (inside the caller's transaction) when a KEP's owners changed: the reminder
-# ledger re-syncs the pending deliveries that go to them.
-enhancement_owners_changed_hooks: list[Callable[[Enhancement], None]] = []
-# Hooks told (inside the transaction) that a release's hard stop in force moved: the
-# release as saved and the hard stop before (None: there was none). Slack warns of
-# grants it now cuts.
-release_hard_stop_hooks: list[Callable[[Release, dt.datetime | None], None]] = []
-# Hooks that return warnings about a milestone as it now stands (the admin shows them):
-# the exceptions app says which granted extensions the milestone overrides.
-milestone_warning_hooks: list[Callable[[Milestone], list[str]]] = []
-
-
-def milestone_warnings(milestone: Milestone) -> list[str]:
-    return [warning for hook in milestone_warning_hooks for warning in hook(milestone)]
 
 
 def _json_safe(value: Any) -> Any:
@@ -160,7 +138,12 @@ def _check_milestone(milestone: Milestone) -> None:
 @transaction.atomic
 def milestone_save(*, milestone: Milestone, actor=None, actor_label: str = "") -> Milestone:
     """Create or update a milestone: validate, bump ``sequence`` when anything a
-    calendar shows changed, record the audit row and tell the reminder ledger."""
+    calendar shows changed, record the audit row, and tell who listens.
+
+    Sends, inside the transaction (``releasecal/signals.py``): ``milestone_changed`` on
+    a create or a change (the reminder ledger reschedules), then ``milestone_moved``
+    when an existing milestone's deadline moved or it was cancelled or restored (the
+    schedule notices). A receiver that fails rolls the save back."""
     _check_milestone(milestone)
     if milestone.pk is None:
         milestone_walls_record(milestone)
@@ -172,8 +155,7 @@ def milestone_save(*, milestone: Milestone, actor=None, actor_label: str = "") -
             actor_label=actor_label,
             after=milestone_snapshot(milestone),
         )
-        for hook in milestone_changed_hooks:
-            hook(milestone)
+        signals.milestone_changed.send(sender=Milestone, milestone=milestone, previous=None)
         return milestone
     old = Milestone.objects.select_for_update().get(pk=milestone.pk)
     milestone_walls_record(milestone, old)
@@ -186,17 +168,19 @@ def milestone_save(*, milestone: Milestone, actor=None, actor_label: str = "") -
     milestone.save()
     action = "milestone.cancel" if milestone.cancelled and not old.cancelled else "milestone.update"
     audit_record(action=action, obj=milestone, actor=actor, actor_label=actor_label, before=before, after=after)
-    for hook in milestone_changed_hooks:
-        hook(milestone)
-    for moved in milestone_moved_hooks:
-        moved(old, milestone)
+    signals.milestone_changed.send(sender=Milestone, milestone=milestone, previous=old)
+    if old.deadline != milestone.deadline or old.cancelled != milestone.cancelled:
+        signals.milestone_moved.send(sender=Milestone, milestone=milestone, previous=old)
     return milestone
 
 
 @transaction.atomic
 def release_save(*, release: Release) -> Release:
-    """Save a release (the admin's form, the schedule importer); when the hard stop in
-    force moved (the explicit one set, changed or cleared), tell the hooks."""
+    """Save a release (the admin's form, the schedule importer).
+
+    When the hard stop in force moved (the explicit one set, changed or cleared), sends
+    ``release_hard_stop_moved`` inside the transaction (``releasecal/signals.py``: the
+    schedule notices tell which grants it now cuts)."""
     stored = Release.objects.select_for_update().filter(pk=release.pk).first() if release.pk else None
     before = release_hard_stop(stored) if stored is not None else None
     release.hard_stop_wall = wall_time_record(
@@ -208,8 +192,7 @@ def release_save(*, release: Release) -> Release:
     )
     release.save()
     if stored is not None and release_hard_stop(release) != before:
-        for hook in release_hard_stop_hooks:
-            hook(release, before)
+        signals.release_hard_stop_moved.send(sender=Release, release=release, previous=before)
     return release
 
 
@@ -471,11 +454,12 @@ def owners_snapshot(enhancement: Enhancement) -> list[tuple]:
 
 
 def enhancement_owners_changed(enhancement: Enhancement, *, before: list[tuple]) -> bool:
-    """Tell the hooks when the owners differ from ``before`` (an ``owners_snapshot``)."""
+    """When the owners differ from ``before`` (an ``owners_snapshot``), send
+    ``enhancement_owners_changed`` (``releasecal/signals.py``: the reminder ledger
+    re-syncs what goes to them) in the caller's transaction; True when they differed."""
     if owners_snapshot(enhancement) == before:
         return False
-    for hook in enhancement_owners_changed_hooks:
-        hook(enhancement)
+    signals.enhancement_owners_changed.send(sender=Enhancement, enhancement=enhancement)
     return True
 
 

@@ -14,9 +14,20 @@ class RemindersConfig(AppConfig):
         return sweep_status()[1]
 
     def ready(self) -> None:
-        # The ledger follows deadlines: register with the two services that move them.
-        # The tasks module is imported here so every process (web too, not only workers)
+        # The ledger follows deadlines and requests: its receivers of the schedule's and
+        # the exception workflow's signals (listed where each signal is declared). The
+        # tasks module is imported here so every process (web too, not only workers)
         # has the send task registered: services queue it by name.
-        from reminders import hooks, tasks  # noqa: F401
+        from exceptions import signals as workflow
+        from releasecal import signals as schedule
+        from reminders import receivers, tasks  # noqa: F401
 
-        hooks.register()
+        for signal, receiver in (
+            (schedule.milestone_changed, receivers.milestone_changed),
+            (schedule.enhancement_owners_changed, receivers.enhancement_owners_changed),
+            (workflow.exception_request_submitted, receivers.exception_request_submitted),
+            (workflow.exception_request_decided, receivers.exception_request_decided),
+            (workflow.exception_request_withdrawn, receivers.exception_request_withdrawn),
+            (workflow.exception_grant_moved, receivers.exception_grant_moved),
+        ):
+            signal.connect(receiver, dispatch_uid=f"reminders.{receiver.__name__}")

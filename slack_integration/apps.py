@@ -6,6 +6,15 @@ class SlackIntegrationConfig(AppConfig):
     verbose_name = "Slack"
 
     def ready(self) -> None:
-        from slack_integration import hooks
+        # Slack hears the exception workflow (receivers listed in exceptions/signals.py).
+        from exceptions import signals as workflow
+        from slack_integration import receivers
 
-        hooks.register()
+        for signal, receiver in (
+            (workflow.exception_request_submitted, receivers.exception_request_submitted),
+            (workflow.exception_request_amended, receivers.exception_request_changed),
+            (workflow.exception_request_decided, receivers.exception_request_decided),
+            (workflow.exception_request_withdrawn, receivers.exception_request_changed),
+            (workflow.exception_grant_moved, receivers.exception_request_changed),
+        ):
+            signal.connect(receiver, dispatch_uid=f"slack_integration.{receiver.__name__}")

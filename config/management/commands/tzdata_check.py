@@ -163,7 +163,7 @@ def apply_grant(pk: int, now: dt.datetime) -> bool:
 
 @transaction.atomic
 def apply_hard_stop(pk: int, now: dt.datetime) -> bool:
-    """Move a release's explicit hard stop through release_save (its hooks tell who the
+    """Move a release's explicit hard stop through release_save (its signal tells who the
     moved stop concerns), with an audit row."""
     release = Release.objects.select_for_update().get(pk=pk)
     if release.hard_stop is None or release.hard_stop <= now or release.hard_stop_wall is None:

@@ -1,0 +1,100 @@
+"""Events of the exception workflow: one Django signal per event (the pretix manner).
+
+Who reacts to a request being filed, amended, decided or withdrawn is listed here, once.
+The service (``exceptions.services``) sends each event with ``send`` (never
+``send_robust``), synchronously, inside its transaction: a receiver writes its own
+ledger in the same commit (the reminder ledger's rows commit with the decision), and a
+receiver that raises rolls the decision back. Work outside the database (a Slack post, a
+DM) is queued by the receiver with ``transaction.on_commit``.
+
+The exceptions app imports none of its listeners: each app connects its receivers in its
+``AppConfig.ready()`` with a ``dispatch_uid``. Every receiver of every signal is listed
+below; ``tests/releasecal/test_signals.py`` fails when a connection and this list differ.
+
+Receivers are called as ``receiver(sender, **kwargs)``; ``sender`` is ``ExceptionRequest``.
+"""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+exception_request_submitted = Signal()
+"""A request was filed (email, the API, Slack's form, the admin, the intake mailbox).
+
+Sent by ``exceptions.services.exception_request_submit``.
+kwargs: ``request``.
+
+Receivers:
+- ``reminders.receivers.exception_request_submitted`` (uid
+  ``reminders.exception_request_submitted``): the "new exception request" notifications
+  of the release's event rules.
+- ``slack_integration.receivers.exception_request_submitted`` (uid
+  ``slack_integration.exception_request_submitted``): on commit, posts the request with
+  Approve/Reject to the release team's channel.
+"""
+
+exception_request_amended = Signal()
+"""A pending request has a new version (the requester changed 6 days to 3).
+
+Sent by ``exceptions.services.exception_request_amend``.
+kwargs: ``request``.
+
+Receivers:
+- ``slack_integration.receivers.exception_request_changed`` (uid
+  ``slack_integration.exception_request_changed``): on commit, updates the request's
+  channel messages.
+"""
+
+exception_request_signed_off = Signal()
+"""Someone signed off a pending request (a SIG lead's "+1").
+
+Sent by ``exceptions.services.exception_request_signoff``.
+kwargs: ``request``, ``signoff``.
+
+Receivers: none yet (the sign-offs are read where they are shown).
+"""
+
+exception_request_decided = Signal()
+"""A pending request was approved or rejected (the admin, the API, Slack's buttons, the
+cockpit, a confirmed decision read from email).
+
+Sent by ``exceptions.services.exception_request_approve`` and ``exception_request_reject``.
+kwargs: ``request``, ``decision`` (``decision.outcome`` is ``approved`` or ``rejected``).
+
+Receivers:
+- ``reminders.receivers.exception_request_decided`` (uid
+  ``reminders.exception_request_decided``): cancels the request's nudges; approved,
+  schedules the extension's reminders (at the effective deadline); either way, the
+  "request decided" notifications of the event rules.
+- ``slack_integration.receivers.exception_request_decided`` (uid
+  ``slack_integration.exception_request_decided``): on commit, updates the channel
+  messages and DMs the requester (once per decision, ``SlackRequesterNotice``).
+"""
+
+exception_request_withdrawn = Signal()
+"""A pending request was withdrawn.
+
+Sent by ``exceptions.services.exception_request_withdraw``.
+kwargs: ``request``.
+
+Receivers:
+- ``reminders.receivers.exception_request_withdrawn`` (uid
+  ``reminders.exception_request_withdrawn``): cancels its nudges.
+- ``slack_integration.receivers.exception_request_changed`` (uid
+  ``slack_integration.exception_request_changed``): on commit, updates the channel
+  messages.
+"""
+
+exception_grant_moved = Signal()
+"""An approved grant's instant moved to what its kept wall time means under new zone
+rules (``manage.py tzdata_check --apply``); the wall time and zone stay.
+
+Sent by ``exceptions.services.decision_grant_retime``.
+kwargs: ``request``, ``decision``.
+
+Receivers:
+- ``reminders.receivers.exception_grant_moved`` (uid ``reminders.exception_grant_moved``):
+  reschedules the extension's reminders.
+- ``slack_integration.receivers.exception_request_changed`` (uid
+  ``slack_integration.exception_request_changed``): on commit, updates the channel messages.
+"""
