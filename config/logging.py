@@ -5,9 +5,9 @@
 on every line written during a request or a task; gunicorn's access lines add the
 method, path, status, duration, size, client and user agent), then ``exc``. Django, the
 Celery worker and beat, and gunicorn's access and error logs (docker/gunicorn.conf.py)
-all write through it. ``RedactSecretsFilter`` removes personal feed tokens from paths,
-API tokens from headers and the SECRET_KEY wherever they appear in a message, whatever
-the format.
+all write through it. ``RedactSecretsFilter`` removes personal feed tokens and Slack link tokens from paths
+(also percent-encoded, as in a ``?next=``), API tokens from headers and the SECRET_KEY
+wherever they appear in a message or a field, whatever the format.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from urllib.parse import unquote
 _PATTERNS = [
     # Personal feed URLs: /calendar/u/<token>.ics
     (re.compile(r"(/calendar/u/)[^/\s\"'?]+", re.IGNORECASE), r"\1[redacted]"),
+    # Slack link URLs: /slack/link/<signed token> (not the old /slack/link/login)
+    (re.compile(r"(/slack/+link/+)(?!login(?![^/\s\"'?&]))[^/\s\"'?&]+", re.IGNORECASE), r"\1[redacted]"),
     # Authorization: Token <key> / Bearer <key>
     (re.compile(r"((?:Token|Bearer)\s+)[A-Za-z0-9_\-.]{8,}", re.IGNORECASE), r"\1[redacted]"),
     # Slack tokens
@@ -32,12 +34,12 @@ _PATTERNS = [
 # feed path. Access logs write the request line as sent, and django.request writes the
 # path decoded once, so /calendar/%75/<token>.ics reaches a log either way.
 _WORD = re.compile(r"[^\s\"']+")
-_FEED_PATH = re.compile(r"/calendar/+u/+", re.IGNORECASE)
+_FEED_PATH = re.compile(r"/calendar/+u/+|/slack/+link/+(?!login(?![^/\s\"'?&]))", re.IGNORECASE)
 
 
 def _redact_encoded_feed_path(match: re.Match) -> str:
     word = match.group(0)
-    if "%" not in word and "calendar" not in word.lower():
+    if "%" not in word and "calendar" not in word.lower() and "slack" not in word.lower():
         return word
     decoded = word
     for _ in range(3):

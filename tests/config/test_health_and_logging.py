@@ -154,6 +154,13 @@ def test_check_services_still_asks_the_database_and_redis(capsys):
         ('"GET //calendar//u//Tok3n-AbC.ics HTTP/1.1" 404', "Tok3n-AbC"),
         ("Not Found: /calendar/%75/Tok3n-AbC.ics", "Tok3n-AbC"),
         ('"GET /?next=%2Fcalendar%2Fu%2FTok3n-AbC.ics HTTP/1.1" 302', "Tok3n-AbC"),
+        # Issue 29 item 15: Slack link tokens (signed: base64 and colons), also in a ?next=.
+        ('"GET /slack/link/eyJ1IjoiVTAifQ:1tXy2Z:Ab-c_D HTTP/1.1" 302', "eyJ1IjoiVTAifQ:1tXy2Z:Ab-c_D"),
+        ('"POST /slack/link/eyJ1IjoiVTAifQ:1tXy2Z:Ab-c_D/ HTTP/1.1" 200', "eyJ1IjoiVTAifQ:1tXy2Z:Ab-c_D"),
+        ('"GET /login/?next=/slack/link/eyJ1IjoiVTAifQ:1tXy2Z:Ab-c_D HTTP/1.1" 200', "eyJ1IjoiVTAifQ"),
+        ('"GET /login/?next=%2Fslack%2Flink%2FeyJ1IjoiVTAifQ%3A1tXy2Z%3AAb-c_D HTTP/1.1" 200', "eyJ1IjoiVTAifQ"),
+        ('"GET /slack/link/login?next=%252Fslack%252Flink%252FeyJ1IjoiVTAifQ HTTP/1.1" 302', "eyJ1IjoiVTAifQ"),
+        ("Forbidden (CSRF token missing.): /slack/link/eyJ1IjoiVTAifQ:1tXy2Z:Ab-c_D", "eyJ1IjoiVTAifQ"),
     ],
 )
 def test_redact_removes_tokens(raw, leaked):
@@ -212,4 +219,11 @@ def test_a_404_of_a_doubly_encoded_feed_path_logs_no_token(client, db):
 
 def test_a_plain_path_is_left_alone():
     line = '"GET /calendar/1.31.ics?x=%20y HTTP/1.1" 200'
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    "line", ['"GET /slack/link/login?next=/me/ HTTP/1.1" 302', '"POST /slack/commands HTTP/1.1" 200']
+)
+def test_slack_paths_without_a_token_are_left_alone(line):
     assert redact(line) == line
