@@ -20,6 +20,7 @@ from slack_integration import linking, modal, services
 from slack_integration.blocks import request_line
 from slack_integration.models import SlackIdentity
 from slack_integration.mrkdwn import MAX_BLOCKS, clip, context, escape, header, section
+from slack_integration.selectors import slack_identity_find
 from slack_integration.signature import slack_id, slack_signed
 
 HELP = "\n".join(
@@ -221,7 +222,7 @@ def relcal(text: str, *, slack_user_id: str, team_id: str = "", trigger_id: str 
     (``request``: Slack then wants an empty 200)."""
     words = text.split()
     name, args = (words[0].lower(), words[1:]) if words else ("help", [])
-    identity = SlackIdentity.objects.filter(slack_user_id=slack_user_id).first() if slack_user_id else None
+    identity = slack_identity_find(slack_user_id=slack_user_id, team_id=team_id)
     if name == "request":
         problem = modal.open_request_modal(
             args=args, slack_user_id=slack_user_id, team_id=team_id, trigger_id=trigger_id

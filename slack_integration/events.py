@@ -32,7 +32,7 @@ def events(request: HttpRequest, payload: dict) -> HttpResponse:
     if event.get("type") == "app_home_opened" and event.get("tab", "home") == "home":
         user = slack_id(event.get("user"))
         if user:
-            tasks.slack_publish_home.delay(user)
+            tasks.slack_publish_home.delay(user, slack_id(payload.get("team_id")) or "")
             return HttpResponse(status=200)
     logger.info("Ignored a Slack event: %s/%s", str(kind)[:40], str(event.get("type", ""))[:40])
     return HttpResponse(status=200)

@@ -19,7 +19,8 @@ from exceptions.models import ExceptionRequest
 from releasecal.errors import DomainError
 from slack_integration import modal, services
 from slack_integration.blocks import APPROVE_ACTION, REJECT_ACTION
-from slack_integration.models import SlackDecisionMessage, SlackIdentity
+from slack_integration.models import SlackDecisionMessage
+from slack_integration.selectors import slack_identity_find
 from slack_integration.signature import slack_id, slack_signed, slack_ts
 
 logger = logging.getLogger(__name__)
@@ -44,8 +45,9 @@ def decide_from_slack(*, payload: dict) -> str | None:
     slack_user_id = slack_id(_obj(payload.get("user")).get("id"))
     if not slack_user_id:
         return None  # not a user Slack could have sent
-    identity = SlackIdentity.objects.select_related("user").filter(slack_user_id=slack_user_id).first()
-    if identity is None or identity.user is None:
+    team_id = slack_id(_obj(payload.get("user")).get("team_id")) or slack_id(_obj(payload.get("team")).get("id"))
+    identity = slack_identity_find(slack_user_id=slack_user_id, team_id=team_id, linked=True)
+    if identity is None:
         return (
             "Your Slack account is not linked to a releasecal user, so you cannot decide requests. "
             "Type /relcal link to link it."

@@ -30,8 +30,8 @@ from releasecal.errors import Conflict, DomainError
 from releasecal.models import Enhancement, Milestone, Release, Tracking
 from slack_integration import linking, tasks
 from slack_integration.client import bot_client
-from slack_integration.models import SlackIdentity
 from slack_integration.mrkdwn import context, escape, plain, section
+from slack_integration.selectors import slack_identity_find
 from slack_integration.signature import slack_id
 
 logger = logging.getLogger(__name__)
@@ -228,7 +228,7 @@ def request_view(*, enhancement: Enhancement | None, freezes: list[Milestone], p
 def open_request_modal(*, args: list[str], slack_user_id: str, team_id: str, trigger_id: str) -> str | None:
     """Answer ``/relcal request [KEP]``: open the modal now. Returns the sentence (mrkdwn)
     for the caller when no modal was opened, else None."""
-    identity = SlackIdentity.objects.filter(slack_user_id=slack_user_id, user__isnull=False).first()
+    identity = slack_identity_find(slack_user_id=slack_user_id, team_id=team_id, linked=True)
     if identity is None:
         return linking.not_linked_sentence(slack_user_id=slack_user_id, team_id=team_id, doing="file a request")
     enhancement = None
@@ -369,11 +369,9 @@ def submit_request_modal(payload: dict) -> dict | None:
     None when the request was filed (Slack then closes the modal)."""
     slack_user_id = slack_id(_obj(payload.get("user")).get("id"))
     values = _obj(_obj(_obj(payload.get("view")).get("state")).get("values"))
-    identity = (
-        SlackIdentity.objects.select_related("user").filter(slack_user_id=slack_user_id, user__isnull=False).first()
-        if slack_user_id
-        else None
-    )
+    user = _obj(payload.get("user"))
+    team_id = slack_id(user.get("team_id")) or slack_id(_obj(payload.get("team")).get("id"))
+    identity = slack_identity_find(slack_user_id=slack_user_id, team_id=team_id, linked=True)
     if identity is None:
         return errors_response({"kep": NOT_LINKED if slack_user_id else "This submission names no Slack user."})
     errors: dict[str, str] = {}

@@ -18,14 +18,22 @@ class SlackIdentity(models.Model):
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="slack_identity"
     )
-    slack_user_id = models.CharField(max_length=32, unique=True, help_text="e.g. U2CERLKJA")
-    team_id = models.CharField(max_length=32, blank=True, help_text="e.g. T1DC2JH3J")
+    slack_user_id = models.CharField(max_length=32, help_text="e.g. U2CERLKJA")
+    team_id = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="The Slack workspace, e.g. T1DC2JH3J: a Slack user is matched in its own workspace only "
+        "(empty: any workspace)",
+    )
     zone = ZoneField(blank=True, help_text="Set with /relcal tz <zone>; deadlines are shown in it too")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "Slack identities"
+        constraints = [
+            models.UniqueConstraint(fields=["team_id", "slack_user_id"], name="one_identity_per_slack_user_and_team")
+        ]
 
     def __str__(self) -> str:
         return f"{self.slack_user_id} -> {self.user or 'unmapped'}"

@@ -13,6 +13,7 @@ from releasecal import tz
 from slack_integration import blocks, home, mrkdwn
 from slack_integration.client import bot_client
 from slack_integration.models import SlackDecisionMessage, SlackIdentity, SlackRequesterNotice
+from slack_integration.selectors import slack_identity_find
 
 logger = logging.getLogger(__name__)
 
@@ -78,9 +79,9 @@ def slack_post_ephemeral(*, channel: str, user: str, text: str) -> None:
 @transaction.atomic
 def slack_identity_set_zone(*, slack_user_id: str, team_id: str, zone: str) -> SlackIdentity:
     canonical = tz.normalize_zone_name(zone)
-    identity, _ = SlackIdentity.objects.select_for_update().get_or_create(
-        slack_user_id=slack_user_id, defaults={"team_id": team_id}
-    )
+    identity = slack_identity_find(slack_user_id=slack_user_id, team_id=team_id, lock=True)
+    if identity is None:
+        identity = SlackIdentity(slack_user_id=slack_user_id, team_id=team_id)
     identity.zone = canonical
     if team_id and not identity.team_id:
         identity.team_id = team_id
@@ -88,14 +89,14 @@ def slack_identity_set_zone(*, slack_user_id: str, team_id: str, zone: str) -> S
     return identity
 
 
-def slack_publish_home(*, slack_user_id: str) -> bool:
+def slack_publish_home(*, slack_user_id: str, team_id: str = "") -> bool:
     """Publish a user's Home tab (``views.publish``), in their Slack time zone
     (``users.info``; when Slack cannot say, the zone set with ``/relcal tz``)."""
     client = bot_client()
     if client is None:
         logger.info("Slack not configured (SLACK_BOT_TOKEN); not publishing a Home tab.")
         return False
-    identity = SlackIdentity.objects.select_related("user").filter(slack_user_id=slack_user_id).first()
+    identity = slack_identity_find(slack_user_id=slack_user_id, team_id=team_id)
     try:
         slack_tz = client.user_info(user=slack_user_id).get("tz")
     except TransportError as exc:

@@ -37,9 +37,9 @@ def slack_update_exception_messages(self, request_id: int) -> None:
 
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
-def slack_publish_home(self, slack_user_id: str) -> None:
+def slack_publish_home(self, slack_user_id: str, team_id: str = "") -> None:
     try:
-        services.slack_publish_home(slack_user_id=slack_user_id)
+        services.slack_publish_home(slack_user_id=slack_user_id, team_id=team_id)
     except TransportError as exc:
         if exc.permanent:
             raise

@@ -28,10 +28,11 @@ def posted(fake_slack, eager_celery, kep, code_freeze, requester, django_capture
     return request
 
 
-def press(client, request: ExceptionRequest, action: str, slack_user: str):
+def press(client, request: ExceptionRequest, action: str, slack_user: str, team: str = ""):
     payload = {
         "type": "block_actions",
-        "user": {"id": slack_user},
+        "user": {"id": slack_user, **({"team_id": team} if team else {})},
+        **({"team": {"id": team, "domain": "workspace"}} if team else {}),
         "channel": {"id": "C0RELEASE"},
         "container": {"type": "message", "message_ts": "1721780000.000100", "channel_id": "C0RELEASE"},
         "actions": [{"action_id": f"exception_{action}", "value": str(request.pk), "type": "button"}],
@@ -78,6 +79,21 @@ def test_a_mapped_release_team_member_approves_and_the_message_is_updated(
         in text
     )
     assert not any(b["type"] == "actions" for b in update["blocks"])  # no buttons left
+
+
+def test_the_same_user_id_from_another_workspace_decides_nothing(client, posted, fake_slack, release_team_member):
+    """Issue 29 item 6: a Slack identity is a user id in its workspace (the team id is compared)."""
+    SlackIdentity.objects.create(user=release_team_member, slack_user_id="ULEAD", team_id="T1")
+    response = press(client, posted, "approve", "ULEAD", team="T2")
+    assert response.status_code == 200
+    posted.refresh_from_db()
+    assert posted.state == "pending"
+    assert fake_slack.calls[-1].method == "chat.postEphemeral"
+    assert "Your Slack account is not linked to a releasecal user" in json.dumps(fake_slack.calls[-1].data)
+    press(client, posted, "approve", "ULEAD", team="T1")
+    posted.refresh_from_db()
+    assert posted.state == "approved"
+    assert posted.decision.decided_by == release_team_member
 
 
 def test_reject_updates_the_message_with_the_unchanged_deadline(

@@ -76,7 +76,8 @@ def test_command_modal_submit_channel_post_approve_and_dm(
 
     press = {
         "type": "block_actions",
-        "user": {"id": "ULEAD"},
+        "user": {"id": "ULEAD", "team_id": "T1"},  # as Slack sends it: the workspace too
+        "team": {"id": "T1", "domain": "kubernetes"},
         "channel": {"id": "C0RELEASE"},
         "container": {"type": "message", "message_ts": post.reply["ts"], "channel_id": "C0RELEASE"},
         "actions": [{"action_id": approve["action_id"], "value": approve["value"], "type": "button"}],
