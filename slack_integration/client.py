@@ -199,6 +199,11 @@ class SlackClient:
         data = self.call_form("users.info", user=user)
         return data["user"] if isinstance(data.get("user"), dict) else {}
 
+    def team_info(self, *, team: str) -> dict:
+        """``team.info``'s ``team`` object (``name``: the workspace's name; scope ``team:read``)."""
+        data = self.call_form("team.info", team=team)
+        return data["team"] if isinstance(data.get("team"), dict) else {}
+
     def publish_view(self, *, user_id: str, view: dict) -> dict:
         """``views.publish``: the user's Home tab."""
         return self.call("views.publish", user_id=user_id, view=view)

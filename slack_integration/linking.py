@@ -3,34 +3,52 @@
 ``/relcal request`` (or ``/relcal link``) from a Slack user who is not linked answers
 with a link to ``/slack/link/<token>``. The token is signed with ``django.core.signing``
 (its own salt), carries the Slack team and user ids and a random nonce, and is good for
-:data:`MAX_AGE_SECONDS`. Opened in a browser, the page asks the person to log in to
-releasecal (the normal Django login) and to confirm; confirming records the nonce in
-``SlackLinkToken`` (unique: a second use of the same link is refused) and ties the Slack
-identity to the logged-in account in the same transaction. A refusal changes nothing.
+:data:`MAX_AGE_SECONDS`. A linked Slack user files, approves and rejects as the account,
+so the link is bound to the browser that opened it and to a fresh sign-in there:
+
+- opening the link records its nonce and the time in this browser's session;
+- the confirmation is offered only to a session that signed in (the one login page:
+  password or GitHub) *after* opening the link, so a link someone else sent to a person
+  already signed in cannot be confirmed with one click: they are asked to sign in again;
+- the page names the Slack user and workspace as Slack itself says (``users.info``,
+  ``team.info``: display name, real name, workspace name), and says in words that this
+  Slack user will approve and reject as the account; a Slack user of another workspace
+  than the link's, or one Slack cannot name, is refused.
+
+Confirming records the nonce in ``SlackLinkToken`` (unique: a second use of the same link
+is refused) and ties the Slack identity to the signed-in account in the same transaction.
+A refusal changes nothing.
 """
 
 from __future__ import annotations
 
 import secrets
+import time
+from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from django.conf import settings
-from django.contrib.auth import views as auth_views
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse, reverse_lazy
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from outbox.errors import TransportError
+from people.signals import SIGNED_IN_AT
 from releasecal.services import audit_record
+from slack_integration.client import bot_client
 from slack_integration.models import SlackIdentity, SlackLinkToken
 from slack_integration.mrkdwn import link
+from slack_integration.selectors import slack_identity_find
 from slack_integration.signature import slack_id
 
 SALT = "releasecal.slack_integration.link"
 MAX_AGE_SECONDS = 15 * 60
 AGAIN = "Type /relcal link in Slack to get a new link."
+OPENED = "releasecal_slack_links_opened"  # session: nonce -> when this browser opened it
 
 
 class LinkRefused(Exception):
@@ -58,7 +76,8 @@ def not_linked_sentence(*, slack_user_id: str, team_id: str, doing: str) -> str:
     return (
         f"Your Slack account is not linked to a releasecal account, so you cannot {doing} yet. "
         f"Open {link(url, 'this link')} within {MAX_AGE_SECONDS // 60} minutes, log in to releasecal and "
-        "confirm: it links this Slack account to yours (the link works once). Then try again."
+        "confirm: it links this Slack account to yours (the link works once, and only for you: do not pass "
+        "it on). Then try again."
     )
 
 
@@ -82,6 +101,55 @@ def read_token(token: str) -> dict[str, str]:
     return {"slack_user_id": user, "team_id": team, "nonce": nonce}
 
 
+@dataclass(frozen=True)
+class SlackWho:
+    """Who the link's Slack user is, as Slack says."""
+
+    display_name: str
+    real_name: str
+    handle: str
+    workspace: str
+
+    @property
+    def name(self) -> str:
+        return self.display_name or self.real_name or self.handle
+
+
+def slack_who(*, slack_user_id: str, team_id: str) -> SlackWho:
+    """Slack's names for the user and workspace (``users.info``, ``team.info``), or
+    LinkRefused: Slack not configured or not answering, a user Slack does not know, or
+    one of another workspace than the link's."""
+    client = bot_client()
+    if client is None:
+        raise LinkRefused(
+            503, "releasecal cannot ask Slack who this Slack user is (no bot token is set up), so it links nobody."
+        )
+    try:
+        user = client.user_info(user=slack_user_id)
+        team = client.team_info(team=team_id) if team_id else {}
+    except TransportError as exc:
+        if exc.permanent:
+            raise LinkRefused(400, f"Slack does not know this Slack user or workspace ({exc}). {AGAIN}") from None
+        raise LinkRefused(503, "Slack did not answer who this Slack user is; nothing was changed. Try again.") from None
+    user_team = user.get("team_id")
+    if team_id and isinstance(user_team, str) and user_team and user_team != team_id:
+        raise LinkRefused(400, f"This link names a Slack user of another workspace than its own. {AGAIN}")
+    profile = user.get("profile") if isinstance(user.get("profile"), dict) else {}
+
+    def text(value) -> str:
+        return value.strip()[:120] if isinstance(value, str) else ""
+
+    who = SlackWho(
+        display_name=text(profile.get("display_name")),
+        real_name=text(profile.get("real_name")) or text(user.get("real_name")),
+        handle=text(user.get("name")),
+        workspace=text(team.get("name")) or text(team.get("domain")),
+    )
+    if not who.name:
+        raise LinkRefused(400, f"Slack gave no name for this Slack user, so releasecal links nobody. {AGAIN}")
+    return who
+
+
 @transaction.atomic
 def slack_identity_link(*, token: str, user) -> SlackIdentity:
     """Tie the token's Slack user to ``user`` and spend the token. Raises LinkRefused
@@ -95,14 +163,14 @@ def slack_identity_link(*, token: str, user) -> SlackIdentity:
             )
     except IntegrityError:
         raise LinkRefused(410, f"This link has already been used. {AGAIN}") from None
-    identity = SlackIdentity.objects.select_for_update().filter(slack_user_id=data["slack_user_id"]).first()
+    identity = slack_identity_find(slack_user_id=data["slack_user_id"], team_id=data["team_id"], lock=True)
     if identity is not None and identity.user_id is not None and identity.user_id != user.pk:
         raise LinkRefused(
             409,
             "This Slack account is already linked to another releasecal account; nothing was changed. "
             "Ask a releasecal admin to move it (Admin -> Slack identities).",
         )
-    other = SlackIdentity.objects.filter(user=user).exclude(slack_user_id=data["slack_user_id"]).first()
+    other = SlackIdentity.objects.filter(user=user).exclude(pk=identity.pk if identity else None).first()
     if other is not None:
         raise LinkRefused(
             409,
@@ -129,22 +197,46 @@ def _refused(request: HttpRequest, exc: LinkRefused) -> HttpResponse:
     return render(request, "slack_integration/link.html", {"problem": exc.message}, status=exc.status)
 
 
-# Without a usable ?next= (none, or another site's), the person lands on the home page
-# (Django's default, /accounts/profile/, is no page here).
-login = auth_views.LoginView.as_view(
-    template_name="slack_integration/login.html", redirect_authenticated_user=True, next_page=reverse_lazy("pages:home")
-)
+def _opened_at(request: HttpRequest, nonce: str) -> float:
+    """When this browser first opened the link (recorded now if it had not)."""
+    opened = dict(request.session.get(OPENED) or {})
+    if nonce not in opened:
+        now = time.time()
+        opened = {n: at for n, at in opened.items() if at > now - MAX_AGE_SECONDS}  # links live 15 minutes
+        opened[nonce] = now
+        request.session[OPENED] = opened
+    return opened[nonce]
+
+
+def _signed_in_since(request: HttpRequest, moment: float) -> bool:
+    signed_in_at = request.session.get(SIGNED_IN_AT)
+    return isinstance(signed_in_at, (int, float)) and signed_in_at >= moment
 
 
 @require_http_methods(["GET", "POST"])
-@login_required(login_url=reverse_lazy("slack-link-login"))
 def link_view(request: HttpRequest, token: str) -> HttpResponse:
-    """GET: what confirming will do; POST: do it (a page a preview bot fetches changes nothing)."""
+    """GET: who would act as you, and (after a sign-in in this browser since the link was
+    opened) the confirmation; POST: do it. A page a preview bot fetches changes nothing."""
     try:
         data = read_token(token)
+        opened_at = _opened_at(request, data["nonce"])
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        who = slack_who(slack_user_id=data["slack_user_id"], team_id=data["team_id"])
+        fresh = _signed_in_since(request, opened_at)
         if request.method == "POST":
+            if not fresh:
+                raise LinkRefused(
+                    403,
+                    "Sign in again in this browser after opening the link, then confirm: a link is confirmed "
+                    "only by a sign-in made for it. Nothing was changed.",
+                )
             identity = slack_identity_link(token=token, user=request.user)
-            return render(request, "slack_integration/link.html", {"done": True, "identity": identity})
+            request.session.pop(OPENED, None)
+            return render(request, "slack_integration/link.html", {"done": True, "identity": identity, "who": who})
     except LinkRefused as exc:
         return _refused(request, exc)
-    return render(request, "slack_integration/link.html", {"slack": data})
+    context = {"slack": data, "who": who, "fresh": fresh}
+    if not fresh:
+        context["sign_in_again"] = f"{settings.LOGIN_URL}?{urlencode({'next': request.get_full_path()})}"
+    return render(request, "slack_integration/link.html", context)

@@ -25,7 +25,8 @@ BOT_SCOPES = {
     "chat:write": "post requests, reminders and DMs; update request messages; ephemeral answers",
     "chat:write.public": "post reminders to public channels the bot has not been invited to",
     "commands": "the /relcal slash command",
-    "users:read": "read a user's time zone (users.info) for the Home tab",
+    "users:read": "read a user's time zone (users.info) for the Home tab, and their name for the link page",
+    "team:read": "read the workspace's name (team.info) for the link page",
     "im:write": "open a direct message with a requester (decisions) or a KEP owner (conversations.open)",
 }
 

@@ -2,10 +2,11 @@
 
 from django.urls import path
 
+from people.views import login
 from slack_integration.commands import commands
 from slack_integration.events import events
 from slack_integration.interactions import interactions
-from slack_integration.linking import link_view, login
+from slack_integration.linking import link_view
 
 urlpatterns = [
     path("commands", commands, name="slack-commands"),
@@ -14,6 +15,6 @@ urlpatterns = [
     path("interactions/", interactions),
     path("events", events, name="slack-events"),
     path("events/", events),
-    path("link/login", login, name="slack-link-login"),
+    path("link/login", login, name="slack-link-login"),  # the one login page (/login/), at its old address
     path("link/<str:token>", link_view, name="slack-link"),
 ]

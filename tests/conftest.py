@@ -23,6 +23,7 @@ from releasecal.services import (
 )
 from tests.support import isolation
 from tests.support.fake_slack import FakeSlack
+from tests.support.github_oauth import fake_github, oauth_app  # noqa: F401 (fixtures for every test)
 from tests.support.slack import SIGNING_SECRET
 
 # CI (CI=true): new examples every run (a fresh machine has no example database to keep),

@@ -5,7 +5,7 @@ allauth's GitHub provider reads ``GITHUB_URL`` when its module is imported, not 
 request (so ``override_settings`` cannot move it): the address is the loopback socket
 ``tests/support/github_socket.py`` binds here, before Django loads, and the tests serve
 ``FakeGitHub(sock=github_socket.reserved())`` on it. The OAuth app's client id and
-secret are the ones the tests register with the fake (``tests/people/conftest.py``).
+secret are the ones the tests register with the fake (``tests/support/github_oauth.py``).
 Processes the tests start inherit these variables.
 """
 

@@ -18,7 +18,7 @@ from people.models import GitHubHandle
 from people.selectors import enhancement_list_of_user, user_for_handle
 from releasecal.models import AuditLog, EnhancementOwner
 from releasecal.services import enhancement_upsert
-from tests.people.conftest import CALLBACK_PATH, github_sign_in
+from tests.support.github_oauth import CALLBACK_PATH, github_sign_in
 
 pytestmark = pytest.mark.django_db
 

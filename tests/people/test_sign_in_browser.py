@@ -17,7 +17,7 @@ from releasecal.models import Release
 from releasecal.services import enhancement_upsert, milestone_create, tracking_set
 from tests import settings as test_settings
 from tests.pages.test_pages_browser import SHOTS, _migrated_rows, browser, migrated_rows  # noqa: F401 (fixtures)
-from tests.people.conftest import CALLBACK_PATH
+from tests.support.github_oauth import CALLBACK_PATH
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -58,7 +58,7 @@ def test_the_manifest_has_slacks_structure_and_limits():
 def test_scopes_and_events_are_the_ones_the_code_uses():
     manifest = build_manifest(SITE)
     assert manifest["oauth_config"] == {
-        "scopes": {"bot": ["chat:write", "chat:write.public", "commands", "users:read", "im:write"]}
+        "scopes": {"bot": ["chat:write", "chat:write.public", "commands", "users:read", "team:read", "im:write"]}
     }
     assert manifest["settings"]["event_subscriptions"]["bot_events"] == ["app_home_opened"]
     assert manifest["settings"]["interactivity"]["is_enabled"] is True

@@ -14,8 +14,10 @@ gets ``invalid_token``, a channel named ``missing`` ``channel_not_found``. Bodie
 JSON or form-encoded (``blocks``/``attachments`` given as JSON strings are decoded).
 ``POST /webhook/<anything>`` is answered like an incoming webhook (``ok``).
 ``users.info`` answers the user set in ``fake.users`` (``{"U1": {"tz": "Asia/Tokyo"}}``),
-else ``user_not_found``; ``views.publish`` and ``views.open`` answer ``{"ok": true,
-"view": <the view>}`` (``views.open`` without a trigger_id: ``invalid_trigger_id``; after ``view_delay`` seconds);
+else ``user_not_found``; ``team.info`` the team in ``fake.teams`` (``{"T1": {"name":
+"Kubernetes"}}``; without ``team``, the first), else ``team_not_found``; ``views.publish``
+and ``views.open`` answer ``{"ok": true, "view": <the view>}`` (``views.open`` without a trigger_id:
+``invalid_trigger_id``; after ``view_delay`` seconds);
 ``conversations.open`` with ``users=U1`` answers the DM channel ``D<user>``. None of them
 counts as a delivered message.
 
@@ -124,6 +126,7 @@ class FakeSlack:
         self.keep_payloads = True
         self.view_delay = 0.0  # seconds views.open waits before answering
         self.users: dict[str, dict] = {}  # users.info: Slack user id -> the user object's fields
+        self.teams: dict[str, dict] = {}  # team.info: team id -> the team object's fields (name, domain)
         self.server = ThreadingHTTPServer((host, port), self._handler())
         self.server.daemon_threads = True
         self.thread: threading.Thread | None = None
@@ -288,6 +291,14 @@ class FakeSlack:
                         self._reply_json(call, {"ok": False, "error": "user_not_found"})
                     else:
                         self._reply_json(call, {"ok": True, "user": {"id": payload["user"], **user}})
+                    return
+                if is_api and call.method == "team.info":
+                    team_id = str(payload.get("team", "")) or next(iter(fake.teams), "")
+                    team = fake.teams.get(team_id)
+                    if team is None:
+                        self._reply_json(call, {"ok": False, "error": "team_not_found"})
+                    else:
+                        self._reply_json(call, {"ok": True, "team": {"id": team_id, **team}})
                     return
                 if is_api and call.method == "views.open":
                     if fake.view_delay:

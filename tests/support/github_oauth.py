@@ -1,5 +1,6 @@
-"""The fake GitHub on the socket tests/settings.py reserved, with releasecal's OAuth app,
-and a helper that walks the OAuth web flow with Django's test client."""
+"""The fake GitHub on the socket tests/settings.py reserved, with releasecal's OAuth app
+(the ``fake_github`` and ``oauth_app`` fixtures, offered to every test by tests/conftest.py),
+and ``github_sign_in``, which walks the OAuth web flow with Django's test client."""
 
 from __future__ import annotations
 
