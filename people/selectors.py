@@ -14,7 +14,8 @@ from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
 
 from people.models import GitHubHandle
-from releasecal.models import Enhancement, EnhancementOwner
+from releasecal.models import Enhancement
+from releasecal.selectors import enhancement_list_naming_any
 
 PROVIDER = "github"
 
@@ -61,17 +62,19 @@ def _handles_lowered(user) -> QuerySet:
     return GitHubHandle.objects.filter(account__user=user, account__provider=PROVIDER).values(lowered=Lower("handle"))
 
 
+# "My KEPs": the KEPs naming a handle as an owner or a kep.yaml author (not as a reviewer
+# or approver), and, when the board lands, as an assignee.
+MY_ROLES = ("owner", "author")
+
+
 def enhancement_list_of_user(*, user) -> QuerySet[Enhancement]:
     """The user's KEPs: listed with their account as an owner, or naming one of their
-    GitHub handles (in any case) as an owner. One query when read; nothing is read before."""
+    GitHub handles (any case) as an owner or a kep.yaml author
+    (releasecal.selectors.enhancement_list_naming_any). One query when read."""
     if user is None or not getattr(user, "is_authenticated", False):
         return Enhancement.objects.none()
-    by_handle = (
-        EnhancementOwner.objects.annotate(lowered=Lower("github"))
-        .filter(lowered__in=_handles_lowered(user))
-        .values("enhancement_id")
-    )
-    mine = Enhancement.objects.filter(Q(owners__user=user) | Q(pk__in=by_handle)).values("pk")
+    named = enhancement_list_naming_any(handles=_handles_lowered(user), roles=MY_ROLES).values("pk")
+    mine = Enhancement.objects.filter(Q(owners__user=user) | Q(pk__in=named)).values("pk")
     return Enhancement.objects.filter(pk__in=mine).order_by("number")
 
 

@@ -7,10 +7,11 @@ import datetime as dt
 from collections.abc import Collection
 
 from django.db.models import Q, QuerySet
+from django.db.models.functions import Lower
 
 from releasecal import tz
 from releasecal.errors import NotFound
-from releasecal.models import Enhancement, EnhancementPerson, Milestone, Release, SigLead, Tracking
+from releasecal.models import Enhancement, EnhancementOwner, EnhancementPerson, Milestone, Release, SigLead, Tracking
 
 
 def release_get(*, slug: str) -> Release:
@@ -115,6 +116,25 @@ def enhancement_list_naming(*, handle: str, roles: Collection[str] | None = None
         return Enhancement.objects.none()
     numbers = Enhancement.objects.filter(matches).values("pk")
     return Enhancement.objects.filter(pk__in=numbers).order_by("number")
+
+
+def enhancement_list_naming_any(*, handles: QuerySet, roles: Collection[str] | None = None) -> QuerySet[Enhancement]:
+    """:func:`enhancement_list_naming` for many handles at once: ``handles`` is a query of
+    lower-cased handles (one column), read in the same query as the KEPs (people.selectors:
+    the handles an account signed in with)."""
+    roles = NAMING_ROLES if roles is None else tuple(roles)
+    unknown = sorted(set(roles) - set(NAMING_ROLES))
+    if unknown:
+        raise ValueError(f"roles {unknown} are none of {', '.join(NAMING_ROLES)}")
+    matches = Q(pk__in=[])
+    if "owner" in roles:
+        owners = EnhancementOwner.objects.annotate(lowered=Lower("github")).filter(lowered__in=handles)
+        matches |= Q(pk__in=owners.values("enhancement_id"))
+    people = [role for role in roles if role != "owner"]
+    if people:
+        named = EnhancementPerson.objects.annotate(lowered=Lower("github")).filter(lowered__in=handles, role__in=people)
+        matches |= Q(pk__in=named.values("enhancement_id"))
+    return Enhancement.objects.filter(matches).order_by("number")
 
 
 def tracking_out_of_milestone(*, enhancements=None, releases=None) -> list[Tracking]:

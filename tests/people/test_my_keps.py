@@ -31,3 +31,16 @@ def test_the_slack_home_tab_lists_the_kep_naming_your_handle(current):  # noqa: 
     text = str(kep_blocks(user, None, tz.utc_now()))
     assert "KEP-4444" in text
     assert "You own no KEP" not in text
+
+
+def test_a_kep_yaml_author_is_mine_a_reviewer_is_not(current):  # noqa: F811
+    from people.selectors import enhancement_list_of_user
+    from releasecal.models import EnhancementPerson
+    from releasecal.services import enhancement_upsert
+
+    authored = enhancement_upsert(number=5001, title="Authored", owning_sig="node")
+    reviewed = enhancement_upsert(number=5002, title="Reviewed", owning_sig="node")
+    EnhancementPerson.objects.create(enhancement=authored, github="Owner-ONE", role=EnhancementPerson.Role.AUTHOR)
+    EnhancementPerson.objects.create(enhancement=reviewed, github="owner-one", role=EnhancementPerson.Role.REVIEWER)
+    user = github_user("owner-one")
+    assert [k.number for k in enhancement_list_of_user(user=user)] == [4444, 5001]
