@@ -89,7 +89,8 @@ def _request_list_queryset():
         # Only the columns the output reads: building 300 rows of full models (users'
         # passwords, the release's links) was most of the time left.
         .only(
-            *("id", "release", "enhancement", "milestone", "requester", "requester_name", "state", "days"),
+            *("id", "release", "enhancement", "milestone", "requester", "requester_name", "on_behalf_of"),
+            *("state", "days"),
             "submitted_at",
             *("release__slug", "release__zone", "release__exception_warn_days"),
             *("enhancement__number", "enhancement__title", "enhancement__owning_sig"),
@@ -209,6 +210,7 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
     kep = KepRefSerializer(source="enhancement")
     milestone = MilestoneRefSerializer()
     requester = serializers.CharField(source="requester_label")
+    on_behalf_of = serializers.CharField(help_text="Whom the requester asks for, when the email says so")
     days = serializers.IntegerField()
     warnings = serializers.ListField(child=serializers.CharField())
     current = CurrentRevisionSerializer(source="*", allow_null=True)

@@ -35,6 +35,25 @@ class ExceptionRequest(models.Model):
     requester_email = models.EmailField(
         blank=True, help_text="The address the request was emailed from (its author), when filed from an email"
     )
+
+    class RequesterMark(models.TextChoices):
+        """How the requester was read from the thread's own marks (exceptions/reader/authors.py)."""
+
+        FROM_HEADER = "from_header", "From: header"
+        BRACKET = "bracket", "[Name] line"
+        GOOGLE_GROUPS = "google_groups", "Google Groups header"
+        ATTRIBUTION = "attribution", "'On ..., Name wrote:' line"
+        SIGNATURE = "signature", "signature"
+
+    requester_mark = models.CharField(
+        max_length=16,
+        blank=True,
+        choices=RequesterMark.choices,
+        help_text="How the requester's name was read from the thread; empty when it was typed or is a user",
+    )
+    on_behalf_of = models.CharField(
+        max_length=200, blank=True, help_text="Whom the requester asks for, when the email says so"
+    )
     # Who typed or ingested it (the release-team member who ran ingest_exception, the API
     # caller, the admin user). Not the requester: an email's author is the requester.
     entered_by = models.ForeignKey(
@@ -83,19 +102,19 @@ class ExceptionRequest(models.Model):
 
     @property
     def requester_label(self) -> str:
-        if self.requester_id:
-            return self.requester.get_username()
-        return self.requester_name or "unknown"
+        who = self.requester.get_username() if self.requester_id else (self.requester_name or "unknown")
+        return f"{who} (on behalf of {self.on_behalf_of})" if self.on_behalf_of else who
 
     @property
     def warnings(self) -> list[str]:
+        found = []
         limit = self.release.exception_warn_days
         if self.days is not None and self.days > limit:
-            return [
+            found.append(
                 f"{self.days} days requested: exceptions are meant to be days, not weeks "
                 f"(more than {limit} days needs a strong reason)."
-            ]
-        return []
+            )
+        return found
 
 
 class ExceptionRequestRevision(models.Model):

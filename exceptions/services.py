@@ -222,6 +222,8 @@ def exception_request_submit(
     submitted_at: dt.datetime | None = None,
     entered_by=None,
     requester_email: str = "",
+    requester_mark: str = "",
+    on_behalf_of: str = "",
 ) -> ExceptionRequest:
     """File a request. Enforces the window, one live request per KEP per milestone, and
     that a rejected request is not re-filed asking for fewer days.
@@ -229,7 +231,10 @@ def exception_request_submit(
     ``requester`` is who asks (an email's author); ``entered_by`` is who typed or
     ingested it (the release-team member running ``ingest_exception``, the API caller,
     the admin user); it defaults to the requester when that is a user.
-    ``requester_email``: the address an emailed request came from (its author).
+    ``requester_email``: the address an emailed request came from (its author);
+    ``requester_mark``: how ``requester_name`` was read from the thread (a ``From:``
+    header, a ``[Name]`` line, ...; ``ExceptionRequest.RequesterMark``), empty when typed;
+    ``on_behalf_of``: whom the requester says they ask for.
 
     Sends ``exception_request_submitted`` in the transaction: the reminder ledger writes
     the "new request" notifications, Slack posts it to the release team on commit."""
@@ -272,8 +277,10 @@ def exception_request_submit(
                 enhancement=enhancement,
                 milestone=milestone,
                 requester=requester if requester is not None and requester.is_authenticated else None,
-                requester_name=requester_name or _actor_label(requester, ""),
+                requester_name=requester_name or (_actor_label(requester) if _user_or_none(requester) else ""),
                 requester_email=requester_email[:254],
+                requester_mark=requester_mark if requester_name else "",
+                on_behalf_of=on_behalf_of[:200],
                 entered_by=_user_or_none(entered_by) or _user_or_none(requester),
                 days=fields.days,
                 submitted_at=submitted_at,
@@ -327,8 +334,9 @@ def decide_refusal(request: ExceptionRequest, user) -> str | None:
     - deciding needs membership of *this* release's team (its leads or its team);
     - the requester never decides their own request;
     - whoever entered a request decides it only when it names someone else who
-      exists: another user as requester, or the author of the email it came from
-      (entering an emailed request on its author's behalf is the normal way in).
+      exists: another user as requester, or the author of the email it came from, as
+      the thread itself marks them (a From: address, a ``[Name]`` line, ...: entering
+      an emailed request on its author's behalf is the normal way in).
       Entering a request naming yourself, or naming nobody (free text), and then
       deciding it is deciding your own request.
     """
@@ -341,7 +349,9 @@ def decide_refusal(request: ExceptionRequest, user) -> str | None:
         return "You filed this request, so someone else on the release team must decide it."
     if request.entered_by_id is not None and request.entered_by_id == user.pk:
         names_another_user = request.requester_id is not None and request.requester_id != user.pk
-        names_an_email_author = request.requester_id is None and bool(request.requester_email)
+        names_an_email_author = request.requester_id is None and (
+            bool(request.requester_email) or bool(request.requester_name and request.requester_mark)
+        )
         if not (names_another_user or names_an_email_author):
             return (
                 "You entered this request and it names no other person who exists (no user, no email author), "
@@ -990,7 +1000,8 @@ def _file_thread(
 
     if requester is None:
         requester = _requester_user(reading)
-    requester_name = "" if requester is not None else (parsed.sender or "email")[:200]
+    # The author as the thread marks them; unknown ("") when no mark names them.
+    requester_name = "" if requester is not None else parsed.sender[:200]
     report: list[str] = []
     result: FiledThread | None = None
     try:
@@ -1022,35 +1033,42 @@ def _file_thread(
                 requester=requester,
                 requester_name=requester_name,
                 requester_email=parsed.sender_address if requester is None else "",
+                requester_mark=parsed.sender_mark if requester is None else "",
+                on_behalf_of=parsed.on_behalf_of,
                 submitted_at=received_at,
                 entered_by=entered_by,
             )
+            previous = base
             for amendment in parsed.amendments:
                 at = amendment.sent_at if amendment.sent_at and amendment.sent_at >= received_at else received_at
                 until = (
                     tz.read_deadline_text(
-                        amendment.until_text, reference=at, default_zone=amendment.until_zone or base.until_zone
+                        amendment.until_text, reference=at, default_zone=amendment.until_zone or previous.until_zone
                     )
                     if amendment.until_text
                     else None
                 )
+                # Each revision takes the answers its own message gives again; the others
+                # stay as the revision before had them.
                 fields = RequestFields(
                     **{
-                        **vars(base),
-                        "pr_urls": list(base.pr_urls),
+                        **vars(previous),
+                        **amendment.prose,
+                        "pr_urls": list(previous.pr_urls),
                         "days": amendment.days,
                         # The old "until" no longer holds; the zone the requester works in does.
                         "until_text": amendment.until_text,
-                        "until_zone": amendment.until_zone or base.until_zone,
+                        "until_zone": amendment.until_zone or previous.until_zone,
                         "until_at": until.instant if until else None,
                         "source_text": amendment.text,
                     }
                 )
+                previous = fields
                 request = exception_request_amend(
                     request=request,
                     fields=fields,
-                    actor=requester,
-                    actor_label=requester_name,
+                    actor=requester if requester is not None and amendment.author == parsed.sender else None,
+                    actor_label=amendment.author or "unknown",
                     at=at,
                     entered_by=entered_by,
                 )

@@ -187,9 +187,10 @@ def _file_reply(mail: IncomingMail, request: ExceptionRequest, *, entered_by=Non
                     until_text=amendment.until_text,
                     until_zone=zone,
                     until_at=until.instant if until else None,
-                    reason=revision.reason,
-                    risks_adding=revision.risks_adding,
-                    risks_cutting=revision.risks_cutting,
+                    # The answers the amending message gives again, else the revision's.
+                    reason=amendment.prose.get("reason", revision.reason),
+                    risks_adding=amendment.prose.get("risks_adding", revision.risks_adding),
+                    risks_cutting=amendment.prose.get("risks_cutting", revision.risks_cutting),
                     source_text=amendment.text or mail.text[:100_000],
                 ),
                 actor=user,

@@ -873,6 +873,21 @@ class WallReading:
     ambiguous: bool = False
     warnings: tuple[str, ...] = ()
     readings: tuple[dict, ...] = ()  # every candidate: {"reading", "zone", "utc"}
+    problem: str = ""  # why there is no instant (a wall time in a gap or a fold)
+
+
+def _in_gap_or_fold(wall: dt.datetime, zone: str, shown: str) -> WallReading | None:
+    """None when ``wall`` happens exactly once in the region ``zone``; else no instant and
+    the refusal ``localize`` gives the API (naming both offsets), with every reading."""
+    try:
+        localize(wall, zone)
+        return None
+    except (NonExistentTime, AmbiguousTime) as exc:
+        readings = tuple(
+            _reading(f"{shown} {zone} (UTC{format_offset(wall.replace(tzinfo=UTC) - instant)})", zone, instant)
+            for instant in wall_readings(wall, zone)
+        )
+        return WallReading(None, zone, warnings=(exc.message,), readings=readings, problem=exc.message.rstrip("."))
 
 
 def _z(instant: dt.datetime) -> str:
@@ -940,6 +955,10 @@ def read_labelled_wall_time(wall: dt.datetime, label: str, *, end_of_day_on: dt.
         proposed = in_zone(region)
         in_force = to_zone(proposed - (dt.timedelta(microseconds=1) if eod else dt.timedelta(0)), region)
         actual = in_force.utcoffset()
+        if fixed_offset is None and eod is None:
+            refused = _in_gap_or_fold(wall, region, shown)  # "02:30 Eastern time" on the day DST starts
+            if refused is not None:
+                return refused
         if fixed_offset is None or actual == fixed_offset or region in {"UTC", AOE}:
             return WallReading(proposed, region, readings=(_reading(f"{shown} {upper}", region, proposed),))
         fixed = dt.timezone(fixed_offset)
@@ -964,6 +983,10 @@ def read_labelled_wall_time(wall: dt.datetime, label: str, *, end_of_day_on: dt.
             ),
         )
     zone = normalize_zone_name(raw)  # an IANA name or AoE; raises InvalidZone
+    if eod is None:
+        refused = _in_gap_or_fold(wall, zone, shown)  # "02:30 ... America/New_York" in the gap
+        if refused is not None:
+            return refused
     instant = in_zone(zone)
     return WallReading(instant, zone, readings=(_reading(f"{shown} {zone}", zone, instant),))
 
@@ -1176,7 +1199,7 @@ def read_deadline_text(text: str, *, reference: dt.datetime | None = None, defau
         day=day,
         end_of_day=eod,
         ambiguous=reading.ambiguous,
-        problem="the zone is ambiguous" if reading.ambiguous else "",
+        problem="the zone is ambiguous" if reading.ambiguous else reading.problem,
         warnings=tuple(warnings) + reading.warnings,
         readings=reading.readings,
     )

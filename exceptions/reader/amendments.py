@@ -16,8 +16,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from exceptions.fields import LENGTH_LIMITS
+from exceptions.reader.authors import Authors
 from exceptions.reader.days import amendment_match, is_amendment_line, read_days, read_until
-from exceptions.reader.messages import HEADER_RE, Line, Thread, date_before, normalized
+from exceptions.reader.messages import HEADER_RE, Line, Thread, normalized
 from exceptions.reader.template import Occurrence, TemplateReading, clean_answer, until_of
 from releasecal import tz
 
@@ -31,6 +32,10 @@ class Amendment:
     until_zone: str = ""
     text: str = ""
     sent_at: dt.datetime | None = None
+    # The answers the amending message gives again (reason, risks_adding, risks_cutting):
+    # its revision takes them; a field the message does not give stays as it was.
+    prose: dict[str, str] = field(default_factory=dict)
+    author: str = ""  # who wrote the amending message ("" when it cannot be read)
 
     def as_dict(self) -> dict:
         return {
@@ -39,6 +44,8 @@ class Amendment:
             "until_zone": self.until_zone,
             "text": self.text,
             "sent_at": tz.isoformat_utc(self.sent_at) if self.sent_at else None,
+            "prose": dict(self.prose),
+            "author": self.author,
         }
 
 
@@ -63,20 +70,46 @@ class _Signal:
         return self.line.order
 
 
-def read_amendments(thread: Thread, template: TemplateReading, *, base_date) -> AmendmentReading:
-    """Phase 4: the amendments after the request (``template.base``); ``base_date`` is the
-    request's own Date: header (``date_before`` of its line), or None."""
+_PROSE = ("reason", "risks_adding", "risks_cutting")
+
+
+def _prose(thread: Thread, template: TemplateReading, line: Line) -> dict[str, str]:
+    """The prose answers the message holding ``line`` gives after the request (never the
+    request's own copies)."""
+    base = template.base
+    message = thread.message_of[line.index]
+    prose: dict[str, str] = {}
+    for occ in template.occurrences:
+        if (
+            occ.name in _PROSE
+            and occ is not template.chosen.get(occ.name)
+            and thread.message_of[occ.line.index] == message
+            and occ.key > base.key
+        ):
+            value = clean_answer(occ.value, occ.name)
+            if value:
+                prose.setdefault(occ.name, value)
+    return prose
+
+
+def read_amendments(thread: Thread, template: TemplateReading, authors: Authors, *, base_date) -> AmendmentReading:
+    """Phase 4: the amendments after the request (``template.base``), each with the prose
+    and the author of its own message; ``base_date`` is the request's own Date: header
+    (``Thread.date_of`` its line), or None."""
     base = template.base
     if base is None or template.days_read is None:
         return AmendmentReading()
     warnings: list[str] = []
-    amendments = _amendments(thread.lines, template, base, warnings, base_date)
-    return AmendmentReading(amendments=amendments, warnings=warnings)
+    amendments = _amendments(thread, template, base, warnings, base_date)
+    for amendment, line in amendments:
+        amendment.author = authors.of(line).name
+    return AmendmentReading(amendments=[a for a, _ in amendments], warnings=warnings)
 
 
 def _amendments(
-    lines: list[Line], template: TemplateReading, base: Occurrence, warnings: list[str], base_date
-) -> list[Amendment]:
+    thread: Thread, template: TemplateReading, base: Occurrence, warnings: list[str], base_date
+) -> list[tuple[Amendment, Line]]:
+    lines = thread.lines
     occurrences, consumed = template.occurrences, template.consumed
     days, until_text = template.days_read, template.fields.until_text
     base_text = normalized(base.line.text)
@@ -120,7 +153,7 @@ def _amendments(
                 f"{line.text.strip()!r} changes the days in words; write the number in digits. It was ignored."
             )
 
-    amendments: list[Amendment] = []
+    amendments: list[tuple[Amendment, Line]] = []
     current = (days, until_text)
     previous: _Signal | None = None
     for signal in sorted(signals.values(), key=lambda s: s.key):
@@ -128,29 +161,31 @@ def _amendments(
             amendments
             and previous is not None
             and signal.line.depth == previous.line.depth
-            and signal.days == amendments[-1].days
+            and signal.days == amendments[-1][0].days
         ):
-            last = amendments[-1]
+            last = amendments[-1][0]
             last.text = f"{last.text}\n{signal.text}"
             last.until_text = last.until_text or signal.until_text
             last.until_zone = last.until_zone or signal.until_zone
+            for name, value in _prose(thread, template, signal.line).items():
+                last.prose.setdefault(name, value)
             previous = signal
             continue
         if signal.days == current[0] and (not signal.until_text or signal.until_text == current[1]):
             continue  # repeats what is already asked
         sent_at = None
-        found = date_before(lines, signal.line)
+        found = thread.date_of(signal.line)
         if found is not None and (base_date is None or found[0] != base_date[0]):
             sent_at = found[1]
-        amendments.append(
-            Amendment(
-                days=signal.days,
-                until_text=signal.until_text[: LENGTH_LIMITS["until_text"]],
-                until_zone=signal.until_zone,
-                text=signal.text,
-                sent_at=sent_at,
-            )
+        amendment = Amendment(
+            days=signal.days,
+            until_text=signal.until_text[: LENGTH_LIMITS["until_text"]],
+            until_zone=signal.until_zone,
+            text=signal.text,
+            sent_at=sent_at,
+            prose=_prose(thread, template, signal.line),
         )
+        amendments.append((amendment, signal.line))
         current = (signal.days, signal.until_text)
         previous = signal
     return amendments

@@ -99,10 +99,11 @@ def match_key(line: Line) -> tuple[str, str] | None:
     return None
 
 
-def _stops_value(lines: list[Line], i: int) -> bool:
+def _stops_value(lines: list[Line], i: int, marks: set[int]) -> bool:
     line = lines[i]
     return bool(
-        match_key(line)
+        i in marks  # the next message's author mark ("[Angelos Kolaitis]")
+        or match_key(line)
         or _wrapped_key_match(lines, i)
         or HEADER_RE.match(line.text)
         or ATTRIBUTION_RE.match(line.text)
@@ -129,10 +130,10 @@ def _wrapped_key_match(lines: list[Line], i: int) -> tuple[Line, tuple[str, str]
     return (joined, matched) if matched else None
 
 
-def _collect_value(lines: list[Line], start: int, first: str) -> tuple[str, int]:
+def _collect_value(lines: list[Line], start: int, first: str, marks: set[int]) -> tuple[str, int]:
     """The answer on the key's line plus every following line at the same quote depth,
-    until the next template key (or a header, a quote attribution, a sign-off, a
-    change of the days, a release-team decision). Blank lines and the template's
+    until the next template key (or the next message's author mark, a header, a quote
+    attribution, a sign-off, a change of the days, a release-team decision). Blank lines and the template's
     "(hint)" in between do not end it: answers start in the paragraph after the key
     and run over several paragraphs. Trailing blank lines are not part of it.
     """
@@ -150,7 +151,7 @@ def _collect_value(lines: list[Line], start: int, first: str) -> tuple[str, int]
                 parts.append("")
             i += 1
             continue
-        if _stops_value(lines, i):
+        if _stops_value(lines, i, marks):
             break
         text = line.text.strip()
         if not parts:
@@ -382,8 +383,9 @@ def _subject(thread: Thread) -> str:
     return ""
 
 
-def _occurrences(lines: list[Line]) -> tuple[list[Occurrence], set[int]]:
+def _occurrences(thread: Thread) -> tuple[list[Occurrence], set[int]]:
     """Every template field line, with its answer, and the lines consumed."""
+    lines, marks = thread.lines, thread.mark_starts
     occurrences: list[Occurrence] = []
     consumed: set[int] = set()
     i = 0
@@ -395,7 +397,7 @@ def _occurrences(lines: list[Line]) -> tuple[list[Occurrence], set[int]]:
             (key_line, matched), key_end = wrapped, i + 1
         if matched:
             name, first = matched
-            value, end = _collect_value(lines, key_end, first)
+            value, end = _collect_value(lines, key_end, first, marks)
             occurrences.append(Occurrence(name=name, line=key_line, value=value, end=end))
             consumed.update(range(i, end + 1))
             i = end + 1
@@ -407,9 +409,8 @@ def _occurrences(lines: list[Line]) -> tuple[list[Occurrence], set[int]]:
 def read_template(thread: Thread) -> TemplateReading:
     """Phase 3: the template's fields from their oldest copies, with a problem for each
     field that could not be read."""
-    lines = thread.lines
     subject = _subject(thread)
-    occurrences, consumed = _occurrences(lines)
+    occurrences, consumed = _occurrences(thread)
     chosen: dict[str, Occurrence] = {}
     for occ in occurrences:
         best = chosen.get(occ.name)

@@ -37,10 +37,10 @@ from dataclasses import asdict, dataclass, field
 
 from exceptions.fields import RequestFields
 from exceptions.reader.amendments import Amendment, read_amendments
-from exceptions.reader.authors import Authors, read_authors
+from exceptions.reader.authors import Author, Authors, read_authors
 from exceptions.reader.decision import DecisionReading, read_decision
 from exceptions.reader.inference import Inference, guess_milestone_kind, infer_milestone_kind, infer_release
-from exceptions.reader.messages import HEADER_RE, Thread, date_before, parse_date, split_messages
+from exceptions.reader.messages import HEADER_RE, Thread, parse_date, split_messages
 from exceptions.reader.refusals import NON_REQUEST_MESSAGES, NotARequest, classify_non_request
 from exceptions.reader.source import check_dates, source_text, unwrap_mime
 from exceptions.reader.template import TemplateReading, fit_lengths, read_template, template_lines
@@ -61,8 +61,12 @@ class ParsedRequest:
     warnings: list[str] = field(default_factory=list)
     # From the email headers, when present.
     sent_at: dt.datetime | None = None
+    # The author of the message holding the template ("" when it cannot be read), how
+    # it was read (authors.Author.mark), and whom it says it asks for.
     sender: str = ""
     sender_address: str = ""
+    sender_mark: str = ""
+    on_behalf_of: str = ""
 
     @property
     def days_read(self) -> bool:
@@ -86,6 +90,8 @@ class ParsedRequest:
             "warnings": list(self.warnings),
             "sent_at": tz.isoformat_utc(self.sent_at) if self.sent_at else None,
             "sender": self.sender,
+            "sender_mark": self.sender_mark,
+            "on_behalf_of": self.on_behalf_of,
         }
 
 
@@ -116,7 +122,6 @@ def _request(thread: Thread) -> tuple[ParsedRequest, Authors, TemplateReading]:
     authors = read_authors(thread)
     template = read_template(thread)
     warnings = list(template.warnings)
-    sender, sender_address = authors.sender, authors.sender_address
 
     # The freeze: the subject, then the free text, then the answers.
     free = "\n".join(ln.text for ln in lines if ln.index not in template.consumed and not HEADER_RE.match(ln.text))
@@ -135,13 +140,10 @@ def _request(thread: Thread) -> tuple[ParsedRequest, Authors, TemplateReading]:
             top_date = (line, parse_date(header.group(2)))
             break
     base = template.base
-    base_date = date_before(lines, base.line) if base is not None else None
-    if base is not None:
-        # The requester is whoever wrote the message holding the template (a top-posted
-        # reply's From: is the replier's).
-        author, address = authors.of(base.line)
-        if author and author != sender:
-            sender, sender_address = author, address
+    base_date = thread.date_of(base.line) if base is not None else None
+    # The requester is whoever wrote the message holding the template (a top-posted
+    # reply's From: is the replier's); unknown when that message does not say.
+    requester = authors.of(base.line) if base is not None else Author()
     if base_date is not None:
         sent_at = base_date[1]
         if sent_at is None:
@@ -156,7 +158,7 @@ def _request(thread: Thread) -> tuple[ParsedRequest, Authors, TemplateReading]:
             "(the Date: header is the reply's); give the time it was sent explicitly."
         )
 
-    amended = read_amendments(thread, template, base_date=base_date)
+    amended = read_amendments(thread, template, authors, base_date=base_date)
     warnings += amended.warnings
     fit_lengths(template.fields, warnings)
     parsed = ParsedRequest(
@@ -169,8 +171,10 @@ def _request(thread: Thread) -> tuple[ParsedRequest, Authors, TemplateReading]:
         problems=template.problems,
         warnings=list(dict.fromkeys(warnings)),
         sent_at=sent_at,
-        sender=sender,
-        sender_address=sender_address,
+        sender=requester.name,
+        sender_address=requester.address,
+        sender_mark=requester.mark,
+        on_behalf_of=requester.on_behalf_of,
     )
     return parsed, authors, template
 

@@ -100,7 +100,7 @@ def test_as_dict_has_a_stable_json_shape():
     json.dumps(data)
     assert set(data) == {
         "subject", "kep_number", "milestone_kind", "fields", "amendments",
-        "missing", "problems", "warnings", "sent_at", "sender",
+        "missing", "problems", "warnings", "sent_at", "sender", "sender_mark", "on_behalf_of",
     }  # fmt: skip
     assert set(data["fields"]) == {
         "days", "enhancement_name", "stage", "sig", "issue_url", "pr_urls",
@@ -114,6 +114,8 @@ def test_as_dict_has_a_stable_json_shape():
             "text": "Updating the time requested to 2 days.\n"
             "\u2022 Additional time needed (in calendar days, due end of day AoE): 2",
             "sent_at": None,
+            "prose": {},
+            "author": "",
         }
     ]
 
