@@ -29,6 +29,7 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
         403: "Not allowed (deciding needs the release-team permission; nobody decides their own request).",
         404: "No such object.",
         409: "The request changed state already (e.g. a second approval).",
+        413: "Too long to read here: the message gives the limit.",
         422: "Readable, but not what this endpoint takes (e.g. not an exception request): the message says what.",
         429: "Throttled.",
     }

@@ -4,12 +4,21 @@ input (4x the text, about 16x the time: quadratic) is printed. One command, no D
 
     .venv/bin/python bench/regex_scan.py [N]     # N: the shorter text's length, 1000
 
-Patterns built from f-strings or concatenations are not read (literals only).
+Patterns built from f-strings or concatenations are not read (literals only), and a
+pattern timed alone misses what its caller does around it. So the second mode times the
+thread reader's entry points (what ``POST /api/v1/exceptions/parse/``, ``ingest_exception``
+and the mailbox call: ``read_thread``) on whole hostile texts of 10k, 40k and 160k
+characters, and exits 1 when one grows super-linearly (over 8x the time for 4x the text,
+both steps, past 0.2 s; linear is 4x, quadratic 16x):
+
+    .venv/bin/python bench/regex_scan.py --reader
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import itertools
 import re
 import sys
 import time
@@ -154,5 +163,94 @@ def main() -> None:
     print("done")
 
 
+# The reader's entry points, and the starts of the hostile texts (each followed by a run of
+# one unit): nothing, an mbox "From " line, a template's days line, a message's mark.
+READER_PREFIXES = {
+    "": "",
+    "mbox": "From ",
+    "days": "* Additional time needed (in days): 3 until ",
+    "template": "* Enhancement name: x\n* SIG: node\n* Reason this enhancement is critical for this milestone: ",
+    "amend": "* Additional time needed (in days): 3\nUpdating the time requested to ",
+    "mark": "[Jane Doe]\n\n",
+}
+READER_UNITS = [
+    *UNITS,
+    "From ",
+    "From: a\n",
+    "Date: x\n",
+    "[A B]\n",
+    "A B\nunread,\n",
+    "unread,\n",
+    "to a\n",
+    "on behalf of ",
+    "until ",
+    "by ",
+    "exception request for ",
+    "approved ",
+    "Thanks,\nA B\n",
+    "\n\n",
+    "> > ",
+    "7",
+    "multipart ",
+]
+READER_SIZES = (10_000, 40_000, 160_000)
+
+
+def _reader_entry_point():
+    sys.path.insert(0, str(ROOT))
+    from exceptions.reader import read_thread
+    from releasecal.errors import DomainError
+
+    def thread(text: str) -> None:
+        with contextlib.suppress(DomainError):  # a clear refusal is an answer too
+            read_thread(text)
+
+    return thread
+
+
+def _time(function, text: str) -> float:
+    """Processor time of the call: other work on a loaded machine does not inflate it (the
+    wall clock made a linear case look super-linear at a load average of 10)."""
+    start = time.thread_time()
+    function(text)
+    return time.thread_time() - start
+
+
+def reader_main() -> int:
+    """``read_thread`` (every face's entry: the parse endpoint, ``ingest_exception``, the
+    mailbox) on each hostile text at 10k and 40k characters; at 160k too when 40k took
+    over 20 ms or grew over 6x (a linear case below that cannot reach 0.2 s at 160k)."""
+    import os
+
+    read = _reader_entry_point()
+    small, middle, large = READER_SIZES
+    print(f"read_thread on hostile texts of {small:,}, {middle:,} and {large:,} characters")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    failures = cases = 0
+    slowest = (0.0, "")
+    for label, prefix in READER_PREFIXES.items():
+        for unit in READER_UNITS:
+            cases += 1
+
+            def text(n: int, prefix=prefix, unit=unit) -> str:
+                return prefix + (unit * (n // len(unit) + 1))[: n - len(prefix)]
+
+            times = [_time(read, text(small)), _time(read, text(middle))]
+            if times[1] > 0.02 or times[1] / max(times[0], 1e-6) > 6:
+                times.append(min(_time(read, text(large)), _time(read, text(large))))
+            ratios = [b / max(a, 1e-6) for a, b in itertools.pairwise(times)]
+            case = f"{label or '-'}+{unit!r}"
+            slowest = max(slowest, (times[-1] * (4 if len(times) == 2 else 1), case))
+            if len(times) == 3 and times[-1] > 0.2 and min(ratios) > 8:
+                failures += 1
+                shown = " -> ".join(f"{t:.3f}s" for t in times)
+                print(f"SUPER-LINEAR {case}: {shown} ({' '.join(f'{r:.1f}x' for r in ratios)})")
+    print(f"{cases} texts; slowest at {large:,} (or 4x its 40k time): {slowest[0]:.3f}s ({slowest[1]})")
+    print("done" if not failures else f"{failures} super-linear")
+    return 1 if failures else 0
+
+
 if __name__ == "__main__":
+    if "--reader" in sys.argv:
+        sys.exit(reader_main())
     main()

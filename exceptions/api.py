@@ -30,7 +30,7 @@ from api.fields import (
 from api.filters import OrderingFilter
 from exceptions import services
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
-from exceptions.reader import read_thread
+from exceptions.reader import ReadingTooLong, read_thread, time_limit
 from exceptions.selectors import (
     MAX_ID,
     deadlines_next,
@@ -648,20 +648,33 @@ class ExceptionParseApi(APIView):
     amendments, the until-text as an instant, the release team's decision as a
     *proposed* decision, and the inferred freeze and release with their reasons.
     Nothing is saved. Text that is not a request is refused with 422 and one sentence
-    saying what it looks like (``extra.kind``); unreadable input with 400."""
+    saying what it looks like (``extra.kind``); unreadable input with 400. Anyone may call
+    it, so it reads at most ``MAX_CHARS`` characters for at most ``SECONDS`` (413 past
+    either; ``ingest_exception`` takes up to the reader's 1,000,000 and has no limit)."""
 
     permission_classes = [AllowAny]
     throttle_scope = "parse"
+    MAX_CHARS = 200_000  # a thread is a few thousand; a long one with quoted replies some tens
+    SECONDS = 5.0
 
     @extend_schema_serializer(component_name="ExceptionParseInput")
     class InputSerializer(serializers.Serializer):
-        text = serializers.CharField(max_length=1_000_000, help_text="The email or thread, headers optional")
+        text = serializers.CharField(help_text="The email or thread, headers optional; at most 200,000 characters")
 
-    @extend_schema(request=InputSerializer, responses={200: OpenApiTypes.OBJECT} | error_responses(400, 422))
+    @extend_schema(request=InputSerializer, responses={200: OpenApiTypes.OBJECT} | error_responses(400, 413, 422))
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return Response(read_thread(serializer.validated_data["text"]).as_dict())
+        text = serializer.validated_data["text"]
+        if len(text) > self.MAX_CHARS:
+            raise ReadingTooLong(
+                f"The text is {len(text):,} characters; this endpoint reads at most {self.MAX_CHARS:,} "
+                "(a request thread is a few thousand). Paste the request and its replies only, or ingest a "
+                "longer file with manage.py ingest_exception.",
+                extra={"length": len(text), "max": self.MAX_CHARS},
+            )
+        with time_limit(self.SECONDS):
+            return Response(read_thread(text).as_dict())
 
 
 # ------------------------------------------------------------ KEPs and deadlines

@@ -1045,6 +1045,7 @@ def zone_from_text(text: str) -> tuple[str, list[str]]:
     when the first is a label of several zones (IST), which is never guessed."""
     warnings: list[str] = []
     found: list[tuple[int, str]] = []
+    offsets_at: set[int] = set()  # the characters of each "UTC+2" read (a set: linear in the labels)
     for match in re.finditer(r"\b[A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?\b", text):
         if is_valid_zone(match.group(0)):
             found.append((match.start(), normalize_zone_name(match.group(0))))
@@ -1055,6 +1056,7 @@ def zone_from_text(text: str) -> tuple[str, list[str]]:
             continue
         sign = "-" if match.group(1) == "+" else "+"  # POSIX: Etc/GMT-2 is UTC+2
         found.append((match.start(), normalize_zone_name(f"Etc/GMT{sign}{hours}" if hours else "UTC")))
+        offsets_at.update(range(match.start(), match.start() + 12))
     for match in re.finditer(r"\b(?:aoe|AOE|AoE)\b|\b[A-Z]{2,4}\b", text):
         token = match.group(0)
         upper = token.upper()
@@ -1064,7 +1066,7 @@ def zone_from_text(text: str) -> tuple[str, list[str]]:
             found.append((match.start(), ""))
             continue
         if upper in ZONE_LABELS and (token.isupper() or upper == "AOE"):
-            if any(start <= match.start() < start + 12 for start, _ in found):
+            if match.start() in offsets_at:
                 continue  # the UTC of "UTC+2", already read
             found.append((match.start(), ZONE_LABELS[upper][0]))
     for regex, label in _LABEL_WORDS:

@@ -10,6 +10,7 @@ is a service: ``exceptions.services.exception_thread_file``.
 
 from exceptions.reader.amendments import Amendment
 from exceptions.reader.authors import attribution_name, display_name, parse_address
+from exceptions.reader.budget import ReadingTooLong, time_limit
 from exceptions.reader.decision import DecisionReading, decision_outcome
 from exceptions.reader.inference import Inference
 from exceptions.reader.refusals import NON_REQUEST_MESSAGES, NotARequest, classify_non_request
@@ -24,6 +25,7 @@ __all__ = [
     "Inference",
     "NotARequest",
     "ParsedRequest",
+    "ReadingTooLong",
     "ThreadReading",
     "UnreadableInput",
     "attribution_name",
@@ -34,4 +36,5 @@ __all__ = [
     "parse_request_email",
     "read_thread",
     "source_text",
+    "time_limit",
 ]

@@ -16,6 +16,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from exceptions.fields import LENGTH_LIMITS
+from exceptions.reader import budget
 from exceptions.reader.authors import Authors
 from exceptions.reader.days import amendment_match, is_amendment_line, read_days, read_until
 from exceptions.reader.messages import HEADER_RE, Line, Thread, normalized
@@ -139,10 +140,16 @@ def _amendments(
         add(_Signal(line=occ.line, days=got, until_text=u_text, until_zone=u_zone, text=occ.line.text.strip()))
 
     for line in lines:
+        if not line.index % 512:
+            budget.check()
         if line.index in consumed or line.blank or HEADER_RE.match(line.text):
             continue
         match = amendment_match(line.text)
-        if match:
+        if match and len(match["days"]) > 4:
+            # int() of 5,000 digits raised ValueError (a 500): no day count has five digits.
+            digits = len(match["days"])
+            warnings.append(f"A change of the days to a {digits:,}-digit number is not a number of days; ignored.")
+        elif match:
             rest = line.text[match.end() :]
             u_text = read_until(rest)
             u_zone, more = tz.zone_from_text(u_text or rest)

@@ -26,6 +26,7 @@ import email.utils
 import re
 from dataclasses import dataclass, field
 
+from exceptions.reader import budget
 from releasecal import tz
 
 _QUOTE_RE = re.compile(r"^((?:[ \t]*>)+)[ \t]?")
@@ -238,6 +239,8 @@ def split_messages(text: str) -> Thread:
         return message
 
     for line in lines:
+        if not line.index % 512:
+            budget.check()
         if line.index < skip_to:
             message = open_at[line.depth]
             previous = line if not line.blank else previous

@@ -100,12 +100,37 @@ def unwrap_mime(text: str) -> str:
         if part is not None and part.get_content_type() == "text/html":
             content = html_to_text(content)
         headers = [f"{name}: {message[name]}" for name in ("From", "Date", "Subject") if message[name]]
+    except RecursionError:
+        raise _too_deep() from None
     except (LookupError, ValueError, TypeError, AttributeError):
         return text
     return "\n".join(headers) + "\n\n" + str(content)
 
 
-_MBOX_FROM_RE = re.compile(r"^From \S+.*\d{4}\s*$", re.M)
+# An mbox separator line, "From sender Thu Jan  1 00:00:00 2024", is read without a
+# pattern: "From \S+.*\d{4}" on one long line backtracks in quadratic time ("From " +
+# "a" * 40,000 kept a gunicorn worker past its timeout).
+_MBOX_LINE_MAX = 1000
+
+
+def _is_mbox_from_line(line: str) -> bool:
+    if not line.startswith("From ") or len(line) > _MBOX_LINE_MAX:
+        return False
+    rest = line[5:].rstrip(" \t")
+    return len(rest) >= 5 and not rest[0].isspace() and rest[-4:].isdigit()
+
+
+def _parse_message(text: str) -> email.message.Message:
+    try:
+        return email.message_from_string(text, policy=email.policy.default)
+    except RecursionError:
+        raise _too_deep() from None
+
+
+def _too_deep() -> UnreadableInput:
+    # The standard library's parser recurses once per nested part: multipart/mixed nested
+    # 3,000 deep raised RecursionError (a 500 at the public parse endpoint).
+    return _refuse("The message's MIME parts are nested too deep to read; send the request as plain text.")
 
 
 def _message_text(message: email.message.Message) -> str:
@@ -125,6 +150,8 @@ def _message_text(message: email.message.Message) -> str:
             body = payload.decode(part.get_content_charset() or "utf-8", errors="replace")
         if part is not None and part.get_content_type() == "text/html":
             body = html_to_text(body)
+    except RecursionError:
+        raise _too_deep() from None
     except (LookupError, ValueError, TypeError, AttributeError) as exc:
         raise _refuse(f"The message's body could not be decoded ({exc.__class__.__name__}).") from None
     return "\n".join(headers) + "\n\n" + str(body)
@@ -132,14 +159,20 @@ def _message_text(message: email.message.Message) -> str:
 
 def _split_mbox(text: str) -> list[str] | None:
     """The messages of an mbox file, oldest first; None when ``text`` is not one."""
-    normalized = text.replace("\r\n", "\n")
-    if not _MBOX_FROM_RE.match(normalized.lstrip("\n")):
+    lines = text.replace("\r\n", "\n").lstrip("\n").split("\n")
+    if not _is_mbox_from_line(lines[0]):
         return None
-    chunks = [c for c in re.split(r"(?:^|\n)From \S+[^\n]*\d{4}[ \t]*\n", "\n" + normalized.lstrip("\n")) if c.strip()]
+    chunks: list[list[str]] = []
+    for number, line in enumerate(lines):
+        # A separator ends its line (the last line of the file is text, as before).
+        if _is_mbox_from_line(line) and (number + 1 < len(lines) or not chunks):
+            chunks.append([])
+        else:
+            chunks[-1].append(line)
     messages = []
-    for chunk in chunks:
+    for chunk in ("\n".join(c) for c in chunks if any(line.strip() for line in c)):
         chunk = re.sub(r"^>(>*From )", r"\1", chunk, flags=re.M)  # mboxrd quoting
-        message = email.message_from_string(chunk, policy=email.policy.default)
+        message = _parse_message(chunk)
         messages.append((parse_date(str(message["Date"] or "")), len(messages), _message_text(message)))
     # Oldest first: the parser reads a pasted thread top to bottom.
     messages.sort(key=lambda m: (m[0] is None, m[0] or dt.datetime.min.replace(tzinfo=dt.UTC), m[1]))

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from exceptions.fields import FIELD_LABELS, LENGTH_LIMITS, RequestFields
+from exceptions.reader import budget
 from exceptions.reader.days import is_amendment_line, read_days, read_until
 from exceptions.reader.decision import decision_outcome
 from exceptions.reader.messages import (
@@ -390,6 +391,8 @@ def _occurrences(thread: Thread) -> tuple[list[Occurrence], set[int]]:
     consumed: set[int] = set()
     i = 0
     while i < len(lines):
+        if not i % 512:
+            budget.check()
         key_line, key_end = lines[i], i
         matched = match_key(key_line)
         wrapped = None if matched else _wrapped_key_match(lines, i)

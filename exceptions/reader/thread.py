@@ -36,6 +36,7 @@ import email.message
 from dataclasses import asdict, dataclass, field
 
 from exceptions.fields import RequestFields
+from exceptions.reader import budget
 from exceptions.reader.amendments import Amendment, read_amendments
 from exceptions.reader.authors import Author, Authors, read_authors
 from exceptions.reader.decision import DecisionReading, read_decision
@@ -220,6 +221,7 @@ def read_thread(
     text = source_text(source)
     thread = split_messages(unwrap_mime(text))
     parsed, authors, template = _request(thread)
+    budget.check()
     check_dates(thread.lines)
     if received_at is not None:
         received_at = tz.check_plausible(received_at, field="time received")
@@ -229,6 +231,7 @@ def read_thread(
     reading = ThreadReading(text=text, request=parsed)
     reading.until, more = _until_instant(parsed, received_at)
     reading.warnings += more
+    budget.check()
     reading.decision = read_decision(
         thread, authors, template_lines=template_lines(thread), reference=parsed.sent_at or received_at
     )

@@ -83,6 +83,97 @@ def test_parse_reads_hostile_text_in_bounded_time(db, text):
     assert response.status_code in {200, 422}, response.content[:300]
 
 
+# Issue 29, item 7 (the attack at the anonymous parse endpoint, production settings):
+# "From " + "a" * N took 2.1 s at 10k characters and killed a gunicorn worker at 40k (the
+# mbox From-line pattern and the split beside it, quadratic); a days line followed by
+# "PST " * n was quadratic too (72 s at 200k: every zone label compared with every label
+# read before it). Both now read in milliseconds; the bound is far below what they took.
+ATTACK_TEXTS = {
+    "mbox-from-line": "From " + "a" * 40_000,
+    "mbox-from-lines": ("From " + "a" * 990 + " 2024\n") * 40,
+    "days-then-pst": "Additional time needed (in days): 3 until " + "PST " * 40_000,
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("text", list(ATTACK_TEXTS.values()), ids=list(ATTACK_TEXTS))
+def test_the_attacks_on_the_parse_endpoint_read_in_bounded_time(db, text):
+    import time
+
+    start = time.thread_time()  # processor time: a loaded machine does not inflate it
+    response = _client().post("/api/v1/exceptions/parse/", {"text": text}, format="json")
+    assert response.status_code in {200, 400, 422}, response.content[:300]
+    assert time.thread_time() - start < 5  # the endpoint's own limit; they took 15 s to minutes before
+
+
+def test_a_5000_digit_day_count_in_an_amendment_is_a_warning_not_a_500(db):
+    # ValueError: Exceeds the limit (4300 digits) in the amendments, before.
+    text = (
+        "Subject: Exception request KEP-2400\n\nAdditional time needed (in days): 3\n"
+        "SIG: node\nReason this enhancement is critical for this milestone: x\n\n"
+        "Updating the time requested to " + "7" * 5000 + " days.\n"
+    )
+    response = _client().post("/api/v1/exceptions/parse/", {"text": text}, format="json")
+    assert response.status_code == 200, response.content[:300]
+    data = response.json()
+    assert (data["fields"]["days"], data["amendments"]) == (3, [])
+    assert "A change of the days to a 5,000-digit number is not a number of days; ignored." in data["warnings"]
+
+
+def _nested_mime(depth: int) -> str:
+    head = "From: a@example.com\nSubject: Exception request KEP-2400\nMIME-Version: 1.0\n"
+    parts = "".join(f'Content-Type: multipart/mixed; boundary="b{i}"\n\n--b{i}\n' for i in range(depth))
+    return head + parts + "Content-Type: text/plain\n\nAdditional time needed (in days): 3\n"
+
+
+MIME_TOO_DEEP = "The message's MIME parts are nested too deep to read; send the request as plain text."
+
+
+def test_mime_nested_3000_deep_is_a_400_at_the_parse_endpoint(db):
+    # RecursionError in the standard library's parser (a 500), before.
+    response = _client().post("/api/v1/exceptions/parse/", {"text": _nested_mime(3000)}, format="json")
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["message"] == MIME_TOO_DEEP
+
+
+def test_mime_nested_3000_deep_is_one_line_from_ingest(db, tmp_path):
+    path = tmp_path / "deep.eml"
+    path.write_text(_nested_mime(3000))
+    with pytest.raises(CommandError) as err:
+        call_command("ingest_exception", str(path), stdout=io.StringIO())
+    assert str(err.value) == MIME_TOO_DEEP
+
+
+def test_mime_nested_3000_deep_in_an_mbox_is_a_400(db):
+    text = "From a@example.com Thu Jan  1 00:00:00 2024\n" + _nested_mime(3000)
+    response = _client().post("/api/v1/exceptions/parse/", {"text": text}, format="json")
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["message"] == MIME_TOO_DEEP
+
+
+def test_the_parse_endpoint_reads_at_most_200000_characters(db):
+    response = _client().post("/api/v1/exceptions/parse/", {"text": "x" * 200_001}, format="json")
+    assert response.status_code == 413, response.content[:300]
+    assert response.json()["message"] == (
+        "The text is 200,001 characters; this endpoint reads at most 200,000 (a request thread is a few "
+        "thousand). Paste the request and its replies only, or ingest a longer file with manage.py "
+        "ingest_exception."
+    )
+
+
+def test_the_parse_endpoint_stops_a_reading_past_its_time_limit(db, monkeypatch):
+    from exceptions.api import ExceptionParseApi
+
+    monkeypatch.setattr(ExceptionParseApi, "SECONDS", 0.0)
+    text = (ROOT.parent / "shared" / "data" / "exception-emails" / "example-code-freeze.txt").read_text()
+    response = _client().post("/api/v1/exceptions/parse/", {"text": text}, format="json")
+    assert response.status_code == 413, response.content[:300]
+    assert response.json()["message"] == (
+        "Reading this text took longer than 0 s, the limit here: paste the request and its replies only "
+        "(a thread is a few thousand characters)."
+    )
+
+
 @pytest.mark.timeout(30)
 def test_display_names_of_many_blanks_read_in_bounded_time():
     from email.message import EmailMessage
