@@ -30,6 +30,7 @@ class Waiting:
     waited: str
     window_closes: str
     after_window: bool
+    from_archive: bool
     signoffs: list[SignOff]
     sig_lead_signed: bool
 
@@ -61,9 +62,11 @@ def waiting_requests(now: dt.datetime) -> tuple[list[Waiting], int]:
         result.append(
             Waiting(
                 request=request,
-                waited=tz.render_waited(now - request.submitted_at),
+                # From receipt: a thread of 2024 ingested today has waited since today.
+                waited=tz.render_waited(now - request.waiting_since),
                 window_closes=tz.render_deadline(closes, request.release.zone),
-                after_window=request.submitted_at > closes,
+                after_window=request.filed_after_window or request.submitted_at > closes,
+                from_archive=request.from_archive,
                 signoffs=request.signoff_rows,
                 sig_lead_signed=_sig_lead_signed(request, request.signoff_rows),
             )

@@ -465,7 +465,8 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
     def waited(self, obj: ExceptionRequest) -> str:
         if obj.state != ExceptionRequest.State.PENDING:
             return "-"
-        return tz.render_waited(tz.utc_now() - obj.submitted_at)
+        waited = tz.render_waited(tz.utc_now() - obj.waiting_since)
+        return f"{waited} (from the archive)" if obj.from_archive else waited
 
     @admin.display(description="Request window closes")
     def window_closes(self, obj: ExceptionRequest) -> str:

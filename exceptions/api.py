@@ -90,7 +90,7 @@ def _request_list_queryset():
         # passwords, the release's links) was most of the time left.
         .only(
             *("id", "release", "enhancement", "milestone", "requester", "requester_name", "on_behalf_of"),
-            *("state", "days"),
+            *("state", "days", "filed_after_window", "from_archive", "received_at"),
             "submitted_at",
             *("release__slug", "release__zone", "release__exception_warn_days"),
             *("enhancement__number", "enhancement__title", "enhancement__owning_sig"),
@@ -199,6 +199,8 @@ class MilestoneRefSerializer(TimeAwareOutputSerializer):
 class ExceptionOutputSerializer(TimeAwareOutputSerializer):
     instant_fields = {
         "submitted_at": ("submitted_at", "release.zone"),
+        # When releasecal received it (its submitted_at for rows older than the field).
+        "received_at": ("waiting_since", "release.zone"),
         "effective_deadline": ("effective_deadline", "effective_zone"),
         "default_granted_until": ("default_granted_until", "release.zone"),
     }
@@ -212,6 +214,12 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
     requester = serializers.CharField(source="requester_label")
     on_behalf_of = serializers.CharField(help_text="Whom the requester asks for, when the email says so")
     days = serializers.IntegerField()
+    filed_after_window = serializers.BooleanField(
+        help_text="The email reached the release team after the request window had closed: the team decides"
+    )
+    from_archive = serializers.BooleanField(
+        help_text="Ingested after its window or more than 24 hours after it was sent: no new-request mail, no nudges"
+    )
     warnings = serializers.ListField(child=serializers.CharField())
     current = CurrentRevisionSerializer(source="*", allow_null=True)
     signoffs = SignOffOutputSerializer(many=True, source="signoff_rows")

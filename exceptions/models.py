@@ -67,6 +67,18 @@ class ExceptionRequest(models.Model):
     # granted until the freeze itself (see services.default_granted_until).
     days = models.PositiveSmallIntegerField(null=True, blank=True)
     submitted_at = models.DateTimeField(help_text="When the request was sent (the email's date when ingested)")
+    # When releasecal received it: the mailbox's receipt of the email, the ingest command's
+    # run, the API call. Waiting for a decision counts from here (a 2024 thread ingested
+    # today has waited since today). NULL for rows made before it was recorded.
+    received_at = models.DateTimeField(null=True, blank=True, help_text="When releasecal received the request")
+    filed_after_window = models.BooleanField(
+        default=False, help_text="The email reached the release team after the request window had closed"
+    )
+    from_archive = models.BooleanField(
+        default=False,
+        help_text="Ingested after its window had closed or more than 24 hours after it was sent: "
+        "filed without the new-request mail and without nudges",
+    )
     thread_url = models.URLField(
         max_length=500, blank=True, help_text="The mailing-list thread, as exceptions.yaml's 'thread' records it"
     )
@@ -108,6 +120,11 @@ class ExceptionRequest(models.Model):
     @property
     def warnings(self) -> list[str]:
         found = []
+        if self.filed_after_window:
+            found.append(
+                "Filed after the window: the email reached the release team after the request window had "
+                "closed; the release team decides whether to take it."
+            )
         limit = self.release.exception_warn_days
         if self.days is not None and self.days > limit:
             found.append(
@@ -115,6 +132,11 @@ class ExceptionRequest(models.Model):
                 f"(more than {limit} days needs a strong reason)."
             )
         return found
+
+    @property
+    def waiting_since(self):
+        """Waiting for a decision counts from when releasecal received the request."""
+        return self.received_at or self.submitted_at
 
 
 class ExceptionRequestRevision(models.Model):

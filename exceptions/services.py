@@ -85,12 +85,7 @@ def request_window_closes(milestone: Milestone) -> dt.datetime:
     return milestone.deadline + dt.timedelta(days=milestone.release.exception_window_days)
 
 
-def check_request_window(milestone: Milestone, submitted_at: dt.datetime) -> None:
-    """PolicyViolation unless a request for ``milestone`` sent at ``submitted_at`` may be
-    filed: the milestone is not cancelled, its kind allows exceptions, and the request
-    window is open. Forms check it before filing (the Slack modal shows it inline beside
-    the other fields' problems); ``exception_request_submit`` checks it again."""
-    release = milestone.release
+def _check_extendable(milestone: Milestone) -> None:
     if milestone.cancelled:
         raise PolicyViolation(f"{milestone.title} was cancelled; there is nothing to extend.")
     if not milestone.kind.allows_exceptions:
@@ -98,6 +93,28 @@ def check_request_window(milestone: Milestone, submitted_at: dt.datetime) -> Non
             f"{milestone.kind.name} deadlines cannot be extended by an exception.",
             extra={"milestone": milestone.pk, "kind": milestone.kind.slug},
         )
+
+
+# A request that arrives this long after it was sent was not sent to us now: it is read
+# from the archive (a thread ingested after the fact), and nobody is mailed about it.
+ARCHIVE_AFTER = dt.timedelta(hours=24)
+
+
+def request_from_archive(*, milestone: Milestone, submitted_at: dt.datetime, received_at: dt.datetime) -> bool:
+    """True for a request releasecal received after its request window had closed, or more
+    than 24 hours after it was sent: it is filed without the new-request mail and without
+    nudges. ``received_at`` is when it reached our intake (the mailbox's ``Received:``
+    time, which an intake outage does not move; the ingest command's run)."""
+    return received_at > request_window_closes(milestone) or received_at - submitted_at > ARCHIVE_AFTER
+
+
+def check_request_window(milestone: Milestone, submitted_at: dt.datetime) -> None:
+    """PolicyViolation unless a request for ``milestone`` sent at ``submitted_at`` may be
+    filed: the milestone is not cancelled, its kind allows exceptions, and the request
+    window is open. Forms check it before filing (the Slack modal shows it inline beside
+    the other fields' problems); ``exception_request_submit`` checks it again."""
+    release = milestone.release
+    _check_extendable(milestone)
     closes = request_window_closes(milestone)
     if submitted_at > closes:
         raise PolicyViolation(
@@ -224,6 +241,9 @@ def exception_request_submit(
     requester_email: str = "",
     requester_mark: str = "",
     on_behalf_of: str = "",
+    received_at: dt.datetime | None = None,
+    after_window_allowed: bool = False,
+    from_archive: bool = False,
 ) -> ExceptionRequest:
     """File a request. Enforces the window, one live request per KEP per milestone, and
     that a rejected request is not re-filed asking for fewer days.
@@ -234,7 +254,13 @@ def exception_request_submit(
     ``requester_email``: the address an emailed request came from (its author);
     ``requester_mark``: how ``requester_name`` was read from the thread (a ``From:``
     header, a ``[Name]`` line, ...; ``ExceptionRequest.RequesterMark``), empty when typed;
-    ``on_behalf_of``: whom the requester says they ask for.
+    ``on_behalf_of``: whom the requester says they ask for. ``received_at``: when it
+    reached releasecal (default now; waiting for a decision counts from it).
+    ``after_window_allowed``: a request that was sent after its window closed is recorded,
+    flagged ``filed_after_window``, for the team to decide, instead of refused (an emailed
+    thread: the reader never drops a real request); self-service filing leaves it False.
+    ``from_archive``: filed without the new-request mail and nudges (see
+    ``request_from_archive``).
 
     Sends ``exception_request_submitted`` in the transaction: the reminder ledger writes
     the "new request" notifications, Slack posts it to the release team on commit."""
@@ -246,7 +272,12 @@ def exception_request_submit(
         raise ValidationFailed(
             "A request cannot be dated in the future.", extra={"submitted_at": tz.isoformat_utc(submitted_at)}
         )
-    check_request_window(milestone, submitted_at)
+    received_at = tz.check_plausible(received_at, field="received_at") if received_at else now
+    after_window = submitted_at > request_window_closes(milestone)
+    if after_window and after_window_allowed:
+        _check_extendable(milestone)
+    else:
+        check_request_window(milestone, submitted_at)
     check_removed_kep(enhancement, milestone)
     # Lock the KEP so two simultaneous filings for it serialise here.
     Enhancement.objects.select_for_update().get(pk=enhancement.pk)
@@ -284,6 +315,9 @@ def exception_request_submit(
                 entered_by=_user_or_none(entered_by) or _user_or_none(requester),
                 days=fields.days,
                 submitted_at=submitted_at,
+                received_at=received_at,
+                filed_after_window=after_window,
+                from_archive=from_archive,
             )
     except IntegrityError:
         raise Conflict(
@@ -921,6 +955,7 @@ def exception_thread_file(
     release: str | None = None,
     milestone: str | None = None,
     received_at: dt.datetime | None = None,
+    arrived_at: dt.datetime | None = None,
     requester=None,
     create_kep: bool = False,
     allow_missing: bool = False,
@@ -930,6 +965,13 @@ def exception_thread_file(
     ``exception_request_submit``, each amendment with ``exception_request_amend`` (a
     revision each) and the decision as a ``ProposedDecision`` (``proposed_decision_create``):
     never applied, a release-team member confirms it.
+
+    ``received_at``: when the email was sent (``--received-at``; default its ``Date:``).
+    ``arrived_at``: when it reached releasecal's intake (the mailbox's ``Received:`` time;
+    default now). A request sent after its window closed is recorded and flagged "filed
+    after the window" for the team to decide, never dropped; one that arrived after its
+    window had closed or more than 24 hours after it was sent is from the archive
+    (``request_from_archive``): no new-request mail, no nudges.
 
     ``requester``: the user who asked (default: the user whose email address sent the
     request, else none and the From: name is kept). ``entered_by``: who ran the command
@@ -962,6 +1004,7 @@ def exception_thread_file(
             release=release,
             milestone=milestone,
             received_at=received_at,
+            arrived_at=tz.to_utc(arrived_at) if arrived_at is not None else tz.utc_now(),
             entered_by=entered_by,
             requester=requester,
             create_kep=create_kep,
@@ -980,6 +1023,7 @@ def _file_thread(
     release: str | None,
     milestone: str | None,
     received_at: dt.datetime,
+    arrived_at: dt.datetime,
     entered_by,
     requester,
     create_kep: bool,
@@ -1037,6 +1081,11 @@ def _file_thread(
                 on_behalf_of=parsed.on_behalf_of,
                 submitted_at=received_at,
                 entered_by=entered_by,
+                received_at=max(arrived_at, received_at),
+                after_window_allowed=True,
+                from_archive=request_from_archive(
+                    milestone=target, submitted_at=received_at, received_at=max(arrived_at, received_at)
+                ),
             )
             previous = base
             for amendment in parsed.amendments:
@@ -1144,6 +1193,11 @@ def _report(request, proposal, reason: str, notes: list[str], entered_by, *, dry
         )
         for warning in proposal.warnings:
             lines.append(f"  decision warning: {warning}")
+    if request.from_archive:
+        lines.append(
+            f"  from the archive: received {tz.render(request.received_at, zone)}, after its request window "
+            "or more than 24 hours after it was sent: no new-request mail, no nudges"
+        )
     for warning in [*request.warnings, *notes]:
         lines.append(f"  warning: {warning}")
     return lines

@@ -128,6 +128,8 @@ def file_mail(mail: IncomingMail, *, entered_by=None) -> Filed:
         filed = exception_thread_file(
             reading=reading,
             received_at=mail.sent_at,
+            # A message without Received: is taken as arrived when it was sent.
+            arrived_at=mail.arrived_at or mail.sent_at,
             entered_by=entered_by,
             requester=_requester(mail),
             create_kep=True,

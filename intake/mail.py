@@ -46,6 +46,10 @@ class IncomingMail:
     text: str
     list_rewritten: bool = False
     notes: list[str] = field(default_factory=list)
+    # When the mailbox's server received it: the date of the topmost Received: header.
+    # The poller being down does not move it, so a current request read late still gets
+    # its mails, while an old thread put into the mailbox later is from the archive.
+    arrived_at: dt.datetime | None = None
 
     @property
     def thread_ids(self) -> list[str]:
@@ -193,6 +197,7 @@ def read_mail(raw: bytes, *, fallback_id: str) -> IncomingMail:
         else:
             notes.append(f"Date: {date_text[:80]!r} could not be read.")
     name, address, rewritten = author(msg)
+    arrived_at = _received_at(msg)
     text = body_text(msg)
     if not text.strip():
         raise UnreadableMail("The message has no text part (neither text/plain nor text/html) to read.")
@@ -208,4 +213,24 @@ def read_mail(raw: bytes, *, fallback_id: str) -> IncomingMail:
         text=text,
         list_rewritten=rewritten,
         notes=notes,
+        arrived_at=arrived_at,
     )
+
+
+def _received_at(msg: EmailMessage) -> dt.datetime | None:
+    """The date of the topmost ``Received:`` header ("...; Tue, 23 Jul 2024 20:10:05 -0700"),
+    added by the server that delivered the message into the mailbox; None without one."""
+    try:
+        received = msg.get_all("Received") or []
+    except Exception:  # noqa: BLE001 - a header the parser cannot decode is as good as absent
+        return None
+    if not received:
+        return None
+    stamp = str(received[0]).rpartition(";")[2].strip()[:100]
+    try:
+        parsed = email.utils.parsedate_to_datetime(stamp) if stamp else None
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if parsed is None or parsed.tzinfo is None or not 1970 <= parsed.year <= 2099:
+        return None
+    return tz.to_utc(parsed)

@@ -18,6 +18,7 @@ from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Case, Exists, F, Q, Value, When
+from django.db.models.functions import Coalesce
 
 from exceptions.models import ExceptionRequest
 from exceptions.selectors import effective_deadline
@@ -268,8 +269,12 @@ def deliveries_create_for_event(
     """One notification per event-rule recipient, due now, at most once per request.
 
     The unique constraint makes it once: a second call (two sweeps nudging at once, a
-    replayed hook) finds the row and creates nothing.
+    replayed hook) finds the row and creates nothing. A request from the archive (a thread
+    ingested after the fact, ``ExceptionRequest.from_archive``) gets no new-request mail
+    and no nudge; its decision is still told.
     """
+    if request.from_archive and event in ("submitted", "nudge"):
+        return []
     now = now or tz.utc_now()
     rules = _rules(EVENT_RULES[event], release_id=request.release_id, kind_id=request.milestone.kind_id)
     created = []
@@ -773,9 +778,13 @@ def _missed_reason_generic() -> str:
 
 def _nudge(now: dt.datetime) -> int:
     waited = now - dt.timedelta(hours=settings.EXCEPTION_NUDGE_AFTER_HOURS)
-    # One query: nothing comes back unless a nudge rule is active.
+    # One query: nothing comes back unless a nudge rule is active. Waiting counts from
+    # receipt (a 2024 thread ingested today has not waited since 2024), and a request
+    # from the archive is never nudged.
     waiting = (
-        ExceptionRequest.objects.filter(state=ExceptionRequest.State.PENDING, submitted_at__lte=waited)
+        ExceptionRequest.objects.filter(state=ExceptionRequest.State.PENDING, from_archive=False)
+        .alias(since=Coalesce("received_at", "submitted_at"))
+        .filter(since__lte=waited)
         .filter(Exists(ReminderRule.objects.filter(applies_to=Rule.REQUEST_NUDGE, active=True)))
         .exclude(deliveries__offset="event:nudge")
         .select_related("release", "milestone", "enhancement")
