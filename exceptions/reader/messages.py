@@ -67,6 +67,11 @@ class Line:
 _BRACKET_MARK_RE = re.compile(r"^[^\S\n]*\[(?P<name>[^\[\]\n]{1,80})\][^\S\n]*$")
 _NAME_WORD_RE = re.compile(r"[^\W\d_][^\W\d_.'\u2019-]*(?:[.'\u2019-][^\W\d_]*)*\.?")
 _NAME_PARTICLES = frozenset({"van", "von", "de", "der", "den", "da", "del", "di", "la", "le", "du", "bin", "al"})
+# Bracketed words that tag a message rather than name its author ("[Update]" alone on a line).
+_TAGS = frozenset(
+    {"draft", "update", "updated", "edit", "edited", "resend", "reminder", "urgent", "fyi", "note", "optional",
+     "required", "action required", "important", "correction", "proposal", "request", "exception request"}
+)  # fmt: skip
 _VIA_RE = re.compile(r"^'?(?P<name>[^']{1,80}?)'? via \S{1,80}$")
 _GG_UNREAD_RE = re.compile(r"^[^\S\n]*unread,?[^\S\n]*$", re.I)
 _GG_DATE_RE = re.compile(
@@ -217,7 +222,7 @@ def mark_at(lines: list[Line], i: int) -> Mark | None:
     if block is not None:
         return block
     bracket = _BRACKET_MARK_RE.match(line.text)
-    if bracket and name_like(bracket["name"]):
+    if bracket and name_like(bracket["name"]) and " ".join(bracket["name"].lower().split()) not in _TAGS:
         return Mark("bracket", range(i, i + 1), text=bracket["name"].strip())
     return _google_groups_header(lines, i)
 

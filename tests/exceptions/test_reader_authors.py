@@ -122,6 +122,14 @@ def test_the_shared_example_thread_reads_field_by_field():
     assert decision.granted.instant == dt.datetime(2026, 3, 20, 12, 0, tzinfo=UTC)  # end of day AoE
 
 
+@pytest.mark.parametrize("tag", ["[Update]", "[Action Required]", "[Draft]"])
+def test_a_bracketed_tag_is_not_an_author(tag):
+    text = example().replace("Update: one PR merged", f"{tag}\n\nOne PR merged")
+    request = read_thread(text).request
+    (amendment,) = request.amendments
+    assert amendment.author == "Example Owner"  # the tag is the message's text, not a new author
+
+
 # ------------------------------------------------------------ filing
 
 
