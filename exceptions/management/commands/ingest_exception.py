@@ -11,6 +11,10 @@ that is not a request is refused with one sentence saying what it looks like.
 Times: ``--received-at`` wins; else the ``Date:`` header of the message holding the
 request; else now. An amendment is recorded at its own ``Date:`` header when the
 thread has one after the request, else at the request's time (never earlier).
+The request arrives now, when the command runs: one sent after its window closed is
+recorded and flagged "filed after the window"; one sent more than 24 hours ago (or
+arriving after its window) is from the archive, filed without the new-request mail and
+without nudges (``exceptions.services.request_from_archive``).
 """
 
 from __future__ import annotations
