@@ -915,6 +915,13 @@ def exception_thread_milestone_resolve(
         chosen = [m for m in candidates if m.deadline <= received_at <= request_window_closes(m)]
         if len(chosen) != 1 and kind:
             chosen = [m for m in candidates if received_at <= request_window_closes(m)]
+        late = False
+        if not chosen:
+            # Sent after every window closed: the freeze it missed is the last one before it
+            # (the thread is filed, flagged "filed after the window", never dropped for it).
+            passed = sorted((m for m in candidates if m.deadline <= received_at), key=lambda m: m.deadline)
+            if passed and (len(passed) == 1 or passed[-2].deadline != passed[-1].deadline):
+                chosen, late = [passed[-1]], True
         if len(chosen) != 1:
             said = reading.milestone_kind.reason if not kind else f"the freeze is {kind}"
             where = f"release {release.slug}" if release is not None else "the active releases"
@@ -930,6 +937,11 @@ def exception_thread_milestone_resolve(
             f"{milestone.release.exception_window_days} days) holds the time the request was sent, "
             f"{tz.render_in_zone(received_at, milestone.release.zone)}"
         )
+        if late:
+            window = (
+                f"the last freeze before the request was sent, "
+                f"{tz.render_in_zone(received_at, milestone.release.zone)}; its request window had closed"
+            )
         by_date = f"inferred by date ({reading.milestone_kind.reason}): {window}" if not kind else f"by date: {window}"
     reason = f"{_describe(milestone)}, {'; '.join(r for r in (kind_reason, by_date) if r) or 'the only one'}"
     if release_reason:

@@ -118,6 +118,17 @@ def test_an_email_sent_after_the_window_is_recorded_and_flagged_on_every_face(
     assert row.after_window
 
 
+def test_a_late_email_naming_no_freeze_is_filed_for_the_last_freeze_before_it(kep, release, code_freeze):
+    text = _thread(SENT_LATE).replace("(code freeze)", "")
+    filed = exception_thread_file(reading=read_thread(text), entered_by=None, arrived_at=SENT_LATE)
+    assert (filed.request.milestone, filed.request.filed_after_window) == (code_freeze, True)
+    assert filed.milestone_reason == (
+        f"Code Freeze of 1.31 (#{code_freeze.pk}), inferred by date (no freeze is named in the subject or the "
+        "text): the last freeze before the request was sent, 02:00 PDT Monday 29 July 2024; its request window "
+        "had closed"
+    )
+
+
 def test_self_service_filing_after_the_window_is_still_refused(kep, release, code_freeze):
     user = User.objects.create_user("owner", "owner@example.com", "pw")
     api = APIClient()
