@@ -178,7 +178,13 @@ def read_mail(raw: bytes, *, fallback_id: str) -> IncomingMail:
     """Read one message; raises UnreadableMail for bytes that are no email at all."""
     if not raw or not raw.strip():
         raise UnreadableMail("The message is empty.")
-    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    try:
+        msg = email.message_from_bytes(raw, policy=email.policy.default)
+        text = body_text(msg)
+    except RecursionError:
+        # The standard library's parser recurses once per nested part (3,000 deep raised
+        # RecursionError, which no poll caught: the message would stop the mailbox).
+        raise UnreadableMail("The message's MIME parts are nested too deep to read.") from None
     if not msg.keys():
         raise UnreadableMail("The message has no headers: it is not an email.")
     ids = _ids(_header(msg, "Message-ID"))
@@ -198,7 +204,6 @@ def read_mail(raw: bytes, *, fallback_id: str) -> IncomingMail:
             notes.append(f"Date: {date_text[:80]!r} could not be read.")
     name, address, rewritten = author(msg)
     arrived_at = _received_at(msg)
-    text = body_text(msg)
     if not text.strip():
         raise UnreadableMail("The message has no text part (neither text/plain nor text/html) to read.")
     in_reply_to = _ids(_header(msg, "In-Reply-To"))

@@ -151,6 +151,15 @@ def test_mime_nested_3000_deep_in_an_mbox_is_a_400(db):
     assert response.json()["message"] == MIME_TOO_DEEP
 
 
+def test_mime_nested_3000_deep_in_the_mailbox_is_one_unreadable_message():
+    from intake.mail import UnreadableMail, read_mail
+
+    # RecursionError before, which no poll caught: the message would have stopped the mailbox.
+    with pytest.raises(UnreadableMail) as err:
+        read_mail(_nested_mime(3000).encode(), fallback_id="<deep@example.com>")
+    assert str(err.value) == "The message's MIME parts are nested too deep to read."
+
+
 def test_the_parse_endpoint_reads_at_most_200000_characters(db):
     response = _client().post("/api/v1/exceptions/parse/", {"text": "x" * 200_001}, format="json")
     assert response.status_code == 413, response.content[:300]
