@@ -19,6 +19,7 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -365,7 +366,9 @@ class WaitingFilter(admin.SimpleListFilter):
         now = tz.utc_now()
         pending = queryset.filter(state=ExceptionRequest.State.PENDING)
         if self.value() == "day":
-            return pending.filter(submitted_at__lt=now - dt.timedelta(days=1))
+            # Waiting counts from receipt (a thread from the archive has not waited since it was sent).
+            since = Coalesce("received_at", "submitted_at")
+            return pending.alias(since=since).filter(since__lt=now - dt.timedelta(days=1))
         if self.value() == "closing":
             freezes = (
                 Milestone.objects.filter(

@@ -67,9 +67,10 @@ class ExceptionRequest(models.Model):
     # granted until the freeze itself (see services.default_granted_until).
     days = models.PositiveSmallIntegerField(null=True, blank=True)
     submitted_at = models.DateTimeField(help_text="When the request was sent (the email's date when ingested)")
-    # When releasecal received it: the mailbox's receipt of the email, the ingest command's
-    # run, the API call. Waiting for a decision counts from here (a 2024 thread ingested
-    # today has waited since today). NULL for rows made before it was recorded.
+    # When releasecal received an ingested thread: the mailbox's receipt of the email, the
+    # ingest command's run. Waiting for a decision counts from here (a 2024 thread ingested
+    # today has waited since today), else from submitted_at (NULL: filed as it was sent,
+    # through the API, the admin or Slack, or before the field existed).
     received_at = models.DateTimeField(null=True, blank=True, help_text="When releasecal received the request")
     filed_after_window = models.BooleanField(
         default=False, help_text="The email reached the release team after the request window had closed"

@@ -255,7 +255,8 @@ def exception_request_submit(
     ``requester_mark``: how ``requester_name`` was read from the thread (a ``From:``
     header, a ``[Name]`` line, ...; ``ExceptionRequest.RequesterMark``), empty when typed;
     ``on_behalf_of``: whom the requester says they ask for. ``received_at``: when it
-    reached releasecal (default now; waiting for a decision counts from it).
+    reached releasecal, when that is not when it was sent (an ingested thread); waiting for
+    a decision counts from it, else from ``submitted_at``.
     ``after_window_allowed``: a request that was sent after its window closed is recorded,
     flagged ``filed_after_window``, for the team to decide, instead of refused (an emailed
     thread: the reader never drops a real request); self-service filing leaves it False.
@@ -272,7 +273,7 @@ def exception_request_submit(
         raise ValidationFailed(
             "A request cannot be dated in the future.", extra={"submitted_at": tz.isoformat_utc(submitted_at)}
         )
-    received_at = tz.check_plausible(received_at, field="received_at") if received_at else now
+    received_at = tz.check_plausible(received_at, field="received_at") if received_at else None
     after_window = submitted_at > request_window_closes(milestone)
     if after_window and after_window_allowed:
         _check_extendable(milestone)
