@@ -920,8 +920,11 @@ def exception_thread_milestone_resolve(
         if not chosen:
             # Sent after every window closed: the freeze it missed is the last one before it
             # (the thread is filed, flagged "filed after the window", never dropped for it).
+            # Only when every freeze in scope has passed: one sent before a freeze still ahead
+            # may be early for it as well as late for the one before, and is asked about.
             passed = sorted((m for m in candidates if m.deadline <= received_at), key=lambda m: m.deadline)
-            if passed and (len(passed) == 1 or passed[-2].deadline != passed[-1].deadline):
+            ahead = any(m.deadline > received_at for m in candidates)
+            if passed and not ahead and (len(passed) == 1 or passed[-2].deadline != passed[-1].deadline):
                 chosen, late = [passed[-1]], True
         if len(chosen) != 1:
             said = reading.milestone_kind.reason if not kind else f"the freeze is {kind}"
