@@ -391,6 +391,9 @@ def test_migrate_web_worker_and_beat_run_inside_the_image(image, tmp_path, capsy
                 "SLACK_API_URL": slack.api_url,
                 "SLACK_BOT_TOKEN": "xoxb-image-test-not-a-real-token",
                 "CONN_MAX_AGE": "0",
+                # The test is the proxy in front (TLS ends there), on loopback: gunicorn
+                # believes its X-Forwarded-Proto only because this says so (no proxy by default).
+                "FORWARDED_ALLOW_IPS": "127.0.0.1",
             }
             ctr = {
                 role: containers.enter_context(container(image, role)) for role in ("migrate", "web", "worker", "beat")
