@@ -24,22 +24,19 @@ demo: migrate
 	$(PY) manage.py seed_demo
 	$(PY) manage.py ensure_admin
 
-# The embedded default: SQLite, console email, demo data, an admin login printed.
-# A Celery worker with its beat (reminders) runs beside the web server on the
-# file-system broker under var/celery/ (Redis when CELERY_BROKER_URL/REDIS_URL is set);
-# it stops with the server, and is started again if it exits (config/supervise.sh).
-run: export DEBUG ?= 1
-# With Debian's dovecot installed, a local IMAP mailbox holding one exception request is
+# The embedded default: SQLite, console email, demo data, an admin login printed, on
+# http://127.0.0.1:$(PORT) (`make run PORT=8001`). A Celery worker with its beat
+# (reminders) runs beside the web server on the file-system broker under var/celery/
+# (Redis when CELERY_BROKER_URL/REDIS_URL is set), started again if it exits. With
+# Debian's dovecot installed, a local IMAP mailbox holding one exception request is
 # started too (in a temporary directory under /tmp: dovecot's processes run as another
 # user and must reach it) and the worker's beat polls it (docs/intake.md): the request
 # appears in the admin within seconds. Without dovecot, README says how to try it.
+# Ctrl-C, or a TERM to the process group, stops all of it in under 3 s (config/run.py).
+PORT ?= 8000
+run: export DEBUG ?= 1
 run: demo
-	@mailbox=$$(mktemp -d /tmp/releasecal-dovecot-XXXXXX); \
-	$(PY) manage.py intake_demo_mailbox --dir $$mailbox > var/intake-demo.env || : > var/intake-demo.env; \
-	set -a; . ./var/intake-demo.env; set +a; \
-	sh config/supervise.sh $(VENV)/bin/celery -A config worker --beat --concurrency 2 --loglevel INFO & worker=$$!; \
-	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null; $(PY) manage.py intake_demo_mailbox --stop --dir $$mailbox; rm -rf $$mailbox' EXIT INT TERM; \
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) config/run.py --port $(PORT)
 
 # ical.js (the parser inside Thunderbird) reads our feeds in the tests; pinned in package-lock.json.
 node_modules/.installed: package.json package-lock.json

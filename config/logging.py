@@ -103,3 +103,17 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             payload["exc"] = redact(self.formatException(record.exc_info))
         return json.dumps(payload, ensure_ascii=False)
+
+
+class SkipStaticRequestsFilter(logging.Filter):
+    """Drops the development server's lines for static files (``django.server`` logs
+    each request as ``"GET /static/admin/css/base.css HTTP/1.1" 200 ...``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from django.conf import settings
+
+        if not record.args or not isinstance(record.args, tuple) or not isinstance(record.args[0], str):
+            return True
+        parts = record.args[0].split()
+        prefix = "/" + settings.STATIC_URL.lstrip("/")
+        return not (len(parts) >= 2 and parts[1].startswith(prefix))

@@ -88,7 +88,10 @@ service anvil {{
 }}
 """
 
-    def start(self) -> Dovecot:
+    def start(self, *, own_session: bool = True) -> Dovecot:
+        """Start and wait until it answers. ``own_session``: out of the caller's process
+        group (a test's server outlives a signal to the test's group); ``make run``'s demo
+        mailbox stays in its group, so that a TERM or KILL to the group stops it too."""
         binary = DOVECOT
         for sub in ("run", "state", "mail"):
             (self.base / sub).mkdir(parents=True, exist_ok=True)
@@ -106,7 +109,7 @@ service anvil {{
             [binary, "-F", "-c", str(conf)],
             stdout=(self.base / "stdout.log").open("w"),
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=own_session,
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -393,6 +393,7 @@ LOGGING = {
     "filters": {
         "redact": {"()": "config.logging.RedactSecretsFilter"},
         "request_id": {"()": "config.request_id.RequestIdFilter"},
+        "skip_static": {"()": "config.logging.SkipStaticRequestsFilter"},
     },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
@@ -407,5 +408,9 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": environment["LOG_LEVEL"]},
-    "loggers": {"django": {"handlers": ["console"], "level": "INFO", "propagate": False}},
+    "loggers": {
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        # runserver's request lines (make run), without one line per stylesheet or script.
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False, "filters": ["skip_static"]},
+    },
 }

@@ -92,7 +92,7 @@ class Command(BaseCommand):
         self._stop(base)
         server = Dovecot(base)
         try:
-            server.start()
+            server.start(own_session=False)  # in make run's process group: a signal to it stops dovecot
         except (OSError, RuntimeError) as exc:
             raise CommandError(f"dovecot did not start: {exc}") from None
         user, password = server.new_user()
