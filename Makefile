@@ -44,6 +44,8 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 # The whole suite. Uses PostgreSQL when DATABASE_URL is set, SQLite otherwise.
+# tests/deploy/ render deploy/kubernetes/ with `kubectl kustomize` (kubectl with kustomize v5):
+# without kubectl they skip locally and fail under CI=true.
 CHROMIUM ?= /usr/bin/chromium
 DOVECOT ?= /usr/sbin/dovecot
 LIBICAL ?= /usr/share/doc/gir1.2-ical-3.0
