@@ -20,24 +20,28 @@ the same data gives a byte-identical feed:
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import icalendar
 
+from exceptions.models import days_label
 from exceptions.selectors import Deadline
 from exceptions.services import default_granted_until, request_window_closes
 from feeds.vtimezone import vtimezone
 from releasecal import tz
 
+logger = logging.getLogger(__name__)
+
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
 REFRESH = dt.timedelta(hours=1)
 # Changing what the writer emits must change every cache key: bump this.
-FORMAT_VERSION = "8"
+FORMAT_VERSION = "9"
 # Part of every event's SEQUENCE (feeds/published.py): raise it by one whenever the
 # wording of summaries or descriptions changes, so every client re-reads every event.
-SEQUENCE_FORMAT = 1  # 1: deadlines worded by tz.render_deadline (issue 16)
+SEQUENCE_FORMAT = 2  # 1: deadlines worded by tz.render_deadline (issue 16); 2: rejections, no "(SIG )" (29)
 
 
 @dataclass(frozen=True)
@@ -246,26 +250,35 @@ def extension_event(request, *, deadline: Deadline, revisions: int, host: str, s
     approved = state == "approved" and decision is not None
     unrecorded = approved and not deadline.grant_recorded
     superseded = approved and deadline.superseded
+    asked = request.days is not None  # None: read from exceptions.yaml, which records no days
     if approved:
         instant, zone = deadline.instant, deadline.zone
-    else:
+    elif asked:
         instant, zone = default_granted_until(request), release.zone
+    else:  # no days to count from: the freeze's own deadline, the one that applies
+        instant, zone = deadline.original, milestone.zone
     zone = _shown_zone(instant, zone)
     original = deadline.original
 
     label = f"KEP-{kep.number}"
     status = {"approved": "CONFIRMED", "pending": "TENTATIVE"}.get(state, "CANCELLED")
+    if superseded:
+        granted = f"{milestone.title} extension for {label} superseded by the freeze"
+    elif unrecorded:
+        granted = f"{milestone.title} extension granted for {label}, deadline not recorded"
+    else:
+        granted = f"{milestone.title} extended for {label}"
     headline = {
-        "approved": f"{milestone.title} extension for {label} superseded by the freeze"
-        if superseded
-        else f"{milestone.title} extended for {label}",
+        "approved": granted,
         "pending": f"{milestone.title} extension requested for {label} (pending)",
         "rejected": f"{milestone.title} extension for {label} (rejected)",
         "withdrawn": f"{milestone.title} extension for {label} (withdrawn)",
     }.get(state, f"{milestone.title} extension for {label} ({state})")
     summary = f"[{release.slug}] {headline}{_summary_suffix(instant, zone)}"
 
-    lines = [f"{label}: {kep.title} (SIG {kep.owning_sig}), exception request #{request.pk}: {state}."]
+    sig = f" (SIG {kep.owning_sig})" if kep.owning_sig else ""
+    lines = [f"{label}: {kep.title}{sig}, exception request #{request.pk}: {state}."]
+    days = days_label(request.days)
     if unrecorded:
         lines.append(
             "Extension granted, deadline not recorded (read from sig-release's exceptions.yaml); "
@@ -281,14 +294,18 @@ def extension_event(request, *, deadline: Deadline, revisions: int, host: str, s
         lines.append("Extended deadline: " + tz.render_deadline(instant, zone))
         if deadline.hard_stop is not None:
             lines.append("Warning: " + deadline.warning)
-    elif state == "pending":
+    elif state == "pending" and asked:
         lines.append(
             f"Requested: {request.days} more day{'s' if request.days != 1 else ''}; "
             f"if approved as asked the deadline would be {tz.render_deadline(instant, zone)}."
         )
+    elif state == "pending":
+        lines.append(f"Requested: {days}; until a decision the {milestone.title} deadline applies to {label}.")
     else:
-        lines.append(f"This extension is {state}: the {milestone.title} deadline applies to {label}.")
-        lines.append(f"Had been: {tz.render_deadline(instant, zone)}")
+        word = {"rejected": "was rejected", "withdrawn": "was withdrawn"}.get(state, f"is {state}")
+        lines.append(f"This extension request {word}: the {milestone.title} deadline applies to {label}.")
+        if asked:
+            lines.append(f"It had asked for {days} more, until {tz.render_deadline(instant, zone)}.")
     aoe = _aoe_line(instant, zone)
     if aoe:
         lines.append(aoe)
@@ -411,16 +428,36 @@ def calendar_bytes(
     cal.add("calscale", "GREGORIAN")
     # No METHOD: a published calendar is not an iTIP message (RFC 5545 §3.7.2), and
     # METHOD:PUBLISH without ORGANIZER fails libical's iTIP restrictions.
+    # One line each: a release or KEP name with CR/LF (stored by SQL) is not a line break.
+    name, description = (_CONTROL.sub("", " ".join(_text(text).split("\n"))) for text in (name, description))
     cal.add("x-wr-calname", name)
     cal.add("name", name)
     cal.add("x-wr-caldesc", description)
     cal.add("refresh-interval", REFRESH, parameters={"VALUE": "DURATION"})
     cal.add("x-published-ttl", icalendar.vText("PT1H"))
-    for component in _vtimezones(ordered):
-        cal.add_component(component)
+    vevents = []
     for event in ordered:
-        cal.add_component(_vevent(event, alarms))
+        try:
+            vevent = _vevent(event, alarms)
+            _vtimezones([event])  # its zone has a VTIMEZONE
+        except Exception:  # one event's data, whatever is wrong with it, never takes its feed down
+            logger.exception("feed: event %s left out: it cannot be written", event.uid)
+            continue
+        vevents.append((event, vevent))
+    for component in _vtimezones([event for event, _ in vevents]):
+        cal.add_component(component)
+    for _, vevent in vevents:
+        cal.add_component(vevent)
     missing = cal.get_missing_tzids()
     if missing:  # a TZID without its VTIMEZONE is the bug this writer exists to avoid
         raise RuntimeError(f"VTIMEZONE missing for {sorted(missing)}")
-    return cal.to_ical()
+    try:
+        return cal.to_ical()
+    except Exception:  # noqa: BLE001 - icalendar refused an event: find it (logged below), write the rest
+        for event, vevent in vevents:
+            try:
+                vevent.to_ical()
+            except Exception:
+                logger.exception("feed: event %s left out: icalendar cannot write it", event.uid)
+                cal.subcomponents.remove(vevent)
+        return cal.to_ical()

@@ -25,7 +25,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from exceptions.models import ExceptionRequest, ExceptionRequestRevision
-from exceptions.selectors import request_deadlines
+from exceptions.selectors import Deadline, request_deadlines
 from feeds import ical, options
 from feeds.models import FeedToken
 from feeds.published import publish
@@ -291,17 +291,31 @@ def _all_feed_left_at(since: dt.date, *, released: list[int]) -> list[dt.datetim
 
 
 def _guarded(make, row, **kwargs) -> ical.CalendarEvent | None:
-    """One event, or None (logged) when its stored data cannot make one: a feed never
-    fails because of one odd row (an instant at the ends of ``datetime`` that the writer
-    cannot even show in UTC). Instants outside 1970-2099 that can be shown are shown in
-    UTC by the writer itself (feeds/ical.py ``_shown_zone``)."""
+    """One event, or None (logged with the row's id) when its stored data cannot make
+    one: a feed never fails because of one odd row, whatever the writer trips on (an
+    instant at the ends of ``datetime``, a field a migration left empty, a zone the
+    running tzdata no longer has). Instants outside 1970-2099 that can be shown are shown
+    in UTC by the writer itself (feeds/ical.py ``_shown_zone``)."""
     try:
         return make(row, **kwargs)
-    except (OverflowError, ValueError):
-        logger.warning(
-            "feed: %s #%s left out: its stored data cannot be written", type(row).__name__, row.pk, exc_info=True
-        )
+    except Exception:  # one row's data, whatever is wrong with it, never takes its feed down
+        logger.exception("feed: %s #%s left out: its stored data cannot be written", type(row).__name__, row.pk)
         return None
+
+
+def _request_deadlines_guarded(requests: list[ExceptionRequest]) -> dict[int, Deadline]:
+    """``request_deadlines`` of all (one query), or, when one request's stored data
+    trips it, of each alone: that request is left out (logged), the rest are there."""
+    try:
+        return request_deadlines(requests)
+    except Exception:  # noqa: BLE001 - one request tripped it: find it (logged below), keep the rest
+        deadlines: dict[int, Deadline] = {}
+        for request in requests:
+            try:
+                deadlines.update(request_deadlines([request]))
+            except Exception:
+                logger.exception("feed: ExceptionRequest #%s left out: its deadline cannot be worked out", request.pk)
+        return deadlines
 
 
 def feed_build(scope: FeedScope) -> BuiltFeed:
@@ -356,7 +370,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
             .annotate(revision_count=revision_count)
             .order_by("pk")
         )
-        deadlines = request_deadlines(requests)
+        deadlines = _request_deadlines_guarded(requests)
         # A KEP removed from (or deferred out of) the release: its pending or granted
         # extension is no deadline of its own any more (a rejected or withdrawn one
         # stays, CANCELLED).
@@ -368,7 +382,9 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
         for request in requests:
             if request.state in ExceptionRequest.ACTIVE_STATES and (request.enhancement_id, request.release_id) in left:
                 continue
-            deadline = deadlines[request.pk]
+            deadline = deadlines.get(request.pk)
+            if deadline is None:
+                continue
             event = _guarded(
                 ical.extension_event,
                 request,
