@@ -17,8 +17,8 @@ from exceptions.services import request_window_closes
 from intake.models import IntakeProblem
 from releasecal import selectors as schedule
 from releasecal import tz
-from releasecal.models import Milestone
-from reminders.models import Channel, Delivery
+from releasecal.models import Milestone, Release
+from reminders.models import Channel, Delivery, ReminderRule
 
 RECENT = dt.timedelta(days=7)
 SHOWN = 50  # rows per list at most; the counts say when there are more
@@ -74,6 +74,29 @@ def waiting_requests(now: dt.datetime) -> tuple[list[Waiting], int]:
     return result, pending.count()
 
 
+@dataclass
+class SetupWarning:
+    release: Release
+    problems: list[str]
+
+
+def release_setup_warnings(releases: list[Release]) -> list[SetupWarning]:
+    """What a release lacks to run by itself: reminder rules that apply to it (active, for
+    every release or for it) and channels to send them on. Two queries, whatever the count."""
+    applying = set(ReminderRule.objects.filter(active=True).values_list("release_id", flat=True).distinct())
+    channels = Channel.objects.exists()
+    warnings = []
+    for release in releases:
+        problems = []
+        if None not in applying and release.pk not in applying:
+            problems.append("no reminder rules")
+        if not channels:
+            problems.append("no reminder channels")
+        if problems:
+            warnings.append(SetupWarning(release=release, problems=problems))
+    return warnings
+
+
 def cockpit(now: dt.datetime | None = None) -> dict:
     now = now or tz.utc_now()
     waiting, waiting_count = waiting_requests(now)
@@ -105,6 +128,7 @@ def cockpit(now: dt.datetime | None = None) -> dict:
     )
     return {
         "now": tz.render(now, "UTC"),
+        "setup_warnings": release_setup_warnings(active),
         "waiting": waiting,
         "waiting_count": waiting_count,
         "proposals": list(

@@ -24,7 +24,9 @@ from exceptions.models import ExceptionRequest
 from exceptions.selectors import effective_deadline
 from outbox.errors import TransportError, backoff_delay
 from releasecal import tz
+from releasecal.errors import DomainError
 from releasecal.models import EnhancementOwner, Milestone, MilestoneKind, Tracking
+from releasecal.services import milestone_kinds_ensure
 from reminders import ratelimit
 from reminders.channels import sender_for
 from reminders.messages import message_for_delivery
@@ -798,6 +800,64 @@ def _nudge(now: dt.datetime) -> int:
 # ------------------------------------------------------------------------ seeds
 
 
+TEAM_EMAIL_CHANNEL = "Release team (email)"
+EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
+
+
+def is_example_address(address: str) -> bool:
+    """An RFC 2606 example address (the default ``REMINDERS_RELEASE_TEAM_EMAIL``), which
+    no mail reaches."""
+    domain = address.rsplit("@", 1)[-1].strip().lower().rstrip(".")
+    return domain.endswith(".example") or any(domain == d or domain.endswith("." + d) for d in EXAMPLE_DOMAINS)
+
+
+@dataclass
+class DefaultsSetup:
+    channels_created: int
+    channels_total: int
+    rules_created: int
+    rules_total: int
+
+
+@transaction.atomic
+def reminder_defaults_setup(*, allow_example_address: bool = False, now: dt.datetime | None = None) -> DefaultsSetup:
+    """``manage.py setup_defaults``: the milestone kinds, then the default channels and
+    reminder rules (``reminder_rules_seed_defaults``), on any database; idempotent.
+
+    Under production settings (``RELEASECAL_PRODUCTION``) an example release-team
+    address, in ``REMINDERS_RELEASE_TEAM_EMAIL`` or in an existing "Release team (email)"
+    channel, is refused: the reminders would go nowhere. The demo allows it.
+    """
+    if settings.RELEASECAL_PRODUCTION and not allow_example_address:
+        addresses = [settings.REMINDERS_RELEASE_TEAM_EMAIL]
+        existing = Channel.objects.filter(name=TEAM_EMAIL_CHANNEL).first()
+        if existing is not None:
+            addresses = list(existing.config.get("to", []))
+        examples = [a for a in addresses if is_example_address(a)]
+        if examples:
+            where = (
+                f"the channel {TEAM_EMAIL_CHANNEL!r} (edit it in the admin)"
+                if existing is not None
+                else "REMINDERS_RELEASE_TEAM_EMAIL"
+            )
+            raise DomainError(
+                f"{', '.join(examples)} is an example address, which no mail reaches: set the release team's "
+                f"real address in {where} and run setup_defaults again.",
+                extra={"addresses": examples},
+            )
+    milestone_kinds_ensure()
+    channels_before = Channel.objects.count()
+    rules_before = ReminderRule.objects.count()
+    reminder_rules_seed_defaults(now=now)
+    channels, rules = Channel.objects.count(), ReminderRule.objects.count()
+    return DefaultsSetup(
+        channels_created=channels - channels_before,
+        channels_total=channels,
+        rules_created=rules - rules_before,
+        rules_total=rules,
+    )
+
+
 def reminder_rules_seed_defaults(*, now: dt.datetime | None = None) -> list[ReminderRule]:
     """The Kubernetes release team's reminders, as rules (idempotent).
 
@@ -807,7 +867,7 @@ def reminder_rules_seed_defaults(*, now: dt.datetime | None = None) -> list[Remi
     set; the email ones print to the console in the embedded default.
     """
     team_email, _ = Channel.objects.get_or_create(
-        name="Release team (email)",
+        name=TEAM_EMAIL_CHANNEL,
         defaults={"kind": Channel.Kind.EMAIL, "config": {"to": [settings.REMINDERS_RELEASE_TEAM_EMAIL]}},
     )
     team_slack, _ = Channel.objects.get_or_create(

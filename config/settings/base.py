@@ -384,6 +384,8 @@ REMINDERS_SLACK_CHANNEL_RATE = environment["REMINDERS_SLACK_CHANNEL_RATE"]
 # goes back to the ledger (next_attempt_at) for a later sweep.
 REMINDERS_SLACK_MAX_WAIT_SECONDS = environment["REMINDERS_SLACK_MAX_WAIT_SECONDS"]
 REMINDERS_RELEASE_TEAM_EMAIL = environment["REMINDERS_RELEASE_TEAM_EMAIL"]
+# True under config.settings.production: setup_defaults then refuses an example address.
+RELEASECAL_PRODUCTION = False
 REMINDERS_RELEASE_TEAM_SLACK_CHANNEL = environment["REMINDERS_RELEASE_TEAM_SLACK_CHANNEL"]
 EXCEPTION_NUDGE_AFTER_HOURS = environment["EXCEPTION_NUDGE_AFTER_HOURS"]
 

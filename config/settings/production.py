@@ -14,6 +14,7 @@ from config.settings.base import environment
 env.check_production(environment)
 
 DEBUG = False
+RELEASECAL_PRODUCTION = True
 
 # TLS is terminated by the proxy in front of gunicorn, which sets X-Forwarded-Proto.
 # gunicorn alone decides whether a request came over HTTPS: it believes the header only

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from demo.data import demo_seed
 from releasecal.errors import DomainError
-from reminders.services import reminder_rules_seed_defaults
 
 
 class Command(BaseCommand):
@@ -19,6 +19,6 @@ class Command(BaseCommand):
             raise CommandError(f"The demo could not be loaded: {exc.message}") from None
         for line in summary.lines():
             self.stdout.write(line)
-        rules = reminder_rules_seed_defaults()
-        self.stdout.write(f"Reminder rules: {len(rules)} (the Kubernetes defaults; edit them in the admin).")
+        # The same defaults as a deployment's; a demo may keep the example address.
+        call_command("setup_defaults", allow_example_address=True, stdout=self.stdout, stderr=self.stderr)
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))
