@@ -58,7 +58,7 @@ def test_exactly_one_beat_runs_and_a_rollout_never_starts_a_second(overlay):
     assert "releasecal-beat" not in scaled
     # And no worker runs an embedded beat (celery worker --beat / -B).
     worker = named(docs, "Deployment", "releasecal-worker")
-    (command,) = [container["command"] for container in containers(worker)]
+    (command,) = [container["command"] for container in containers(worker, init=False)]
     assert "--beat" not in command
     assert "-B" not in command
 
@@ -92,7 +92,7 @@ def test_the_worker_and_beat_liveness_are_their_compose_health_checks(overlay):
     docs = render(overlay)
     services = load_compose()["services"]
     for name in ("worker", "beat"):
-        (container,) = containers(named(docs, "Deployment", f"releasecal-{name}"))
+        (container,) = containers(named(docs, "Deployment", f"releasecal-{name}"), init=False)
         probe = container["livenessProbe"]["exec"]["command"]
         test = services[name]["healthcheck"]["test"]
         expected = ["sh", "-c", test[1].replace("$$", "$")] if test[0] == "CMD-SHELL" else test[1:]
@@ -101,7 +101,7 @@ def test_the_worker_and_beat_liveness_are_their_compose_health_checks(overlay):
 
 def test_the_worker_concurrency_comes_from_the_config_map():
     docs = render("production")
-    (worker,) = containers(named(docs, "Deployment", "releasecal-worker"))
+    (worker,) = containers(named(docs, "Deployment", "releasecal-worker"), init=False)
     assert worker["command"][-1] == "$(WORKER_CONCURRENCY)"
     (entry,) = [entry for entry in worker["env"] if entry["name"] == "WORKER_CONCURRENCY"]
     ref = entry["valueFrom"]["configMapKeyRef"]
@@ -112,7 +112,7 @@ def test_the_worker_concurrency_comes_from_the_config_map():
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
-def test_only_the_job_migrates_and_the_web_waits_for_it(overlay):
+def test_only_the_job_migrates_and_web_worker_and_beat_wait_for_it(overlay):
     docs = render(overlay)
     migrating = [
         workload["metadata"]["name"]
@@ -124,12 +124,13 @@ def test_only_the_job_migrates_and_the_web_waits_for_it(overlay):
     job = named(docs, "Job", "releasecal-migrate")
     assert pod_spec(job)["restartPolicy"] == "Never"
     assert job["spec"]["backoffLimit"] >= 1
+    for name in ("releasecal-web", "releasecal-worker", "releasecal-beat"):
+        (init,) = pod_spec(named(docs, "Deployment", name))["initContainers"]
+        script = init["command"][-1]
+        assert init["command"][:2] == ["sh", "-c"], name
+        # A loop until migrate --check passes: a new pod waits for the Job, never migrates.
+        assert re.fullmatch(r"until python manage\.py migrate --check; do .*; sleep \d+; done", script), script
     web = named(docs, "Deployment", "releasecal-web")
-    (init,) = pod_spec(web)["initContainers"]
-    script = init["command"][-1]
-    assert init["command"][:2] == ["sh", "-c"]
-    # A loop until migrate --check passes: a new pod waits for the Job, never migrates.
-    assert re.fullmatch(r"until python manage\.py migrate --check; do .*; sleep \d+; done", script), script
     # Old pods keep serving until a new one is ready.
     assert web["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
 
