@@ -13,10 +13,14 @@
    alternating rounds of fixed duration, requests/second of
    - GET of the feed (warm) against GET of the static .ics, and
    - conditional GET answered 304 (If-None-Match) for both,
-   printing each ratio against the floor (0.6x, issue 10). Only 127.0.0.1 is contacted.
+   printing each figure beside its floor (issue 27: warm 200 >= 0.5x static, 304 >= 0.6x
+   a static 304, cold SIG feed < 200 ms) and the load average before and after (the
+   machine may be shared: the ratios, not the absolute rates, are the figures). Only
+   127.0.0.1 is contacted.
 
 A warm feed request is: the full middleware stack, one indexed query for the feed
-version, one cache read (Django's cache API), then ETag/304 handling.
+version, then one cache read: the small head entry for a conditional request (a 304
+never reads the body), the body bytes for an unconditional one (feeds/cache.py).
 
 The client is N processes with raw sockets, one request per connection (gunicorn's
 sync workers close after each response), every response checked (status, length).
@@ -43,7 +47,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SIG = "node"
 RELEASE = "9.40"
-FLOOR = 0.6  # issue 10: warm feed 200 and 304 each at least 0.6x the static file
+FLOORS = {"200": 0.5, "304": 0.6}  # issue 27: warm feed vs the static file, per answer
+COLD_CEILING_MS = 200.0  # issue 27: the cold 340-event SIG feed
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def free_port() -> int:
@@ -264,6 +273,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4, help="client processes")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     args = parser.parse_args()
+    load_before = load_average()
 
     with tempfile.TemporaryDirectory(prefix="feeds-bench-") as tmp:
         workdir = Path(tmp)
@@ -285,8 +295,9 @@ def main() -> None:
         print(f"data: 40 milestones, 300 approved extensions built in {time.perf_counter() - started:.1f}s")
         feed_path = f"/calendar/{RELEASE}/sig/{SIG}.ics"
         cold_ms, body, _ = cold_render_ms(feed_path)
+        verdict = "meets" if cold_ms < COLD_CEILING_MS else "ABOVE"
         print(f"cold render of {feed_path}: {cold_ms:.1f} ms (median of 5; {body.count(b'BEGIN:VEVENT')} events,")
-        print(f"  {len(body)} bytes)")
+        print(f"  {len(body)} bytes; {verdict} the ceiling of {COLD_CEILING_MS:g} ms)")
         static_name = "feed-copy.ics"
         (workdir / "static" / static_name).write_bytes(body)
         in_process = in_process_us(feed_path, f"/static/{static_name}")
@@ -343,21 +354,22 @@ def main() -> None:
 
     def report(label: str, pair: dict[str, list[float]]) -> None:
         feed, static = statistics.median(pair["feed"]), statistics.median(pair["static"])
-        ratio = feed / static
-        verdict = "meets" if ratio >= FLOOR else "BELOW"
-        print(f"{label}: feed {feed:8.0f} req/s   static {static:8.0f} req/s   ratio {ratio:.2f}x ({verdict} {FLOOR}x)")
+        ratio, floor = feed / static, FLOORS[label.strip().split()[0]]
+        verdict = "meets" if ratio >= floor else "BELOW"
+        print(f"{label}: feed {feed:8.0f} req/s   static {static:8.0f} req/s   ratio {ratio:.2f}x ({verdict} {floor}x)")
 
     print(
         f"gunicorn sync x{args.workers}, {args.clients} client processes, {args.rounds} alternating rounds "
         f"of {args.seconds:g}s, cache: {'Redis' if os.environ.get('REDIS_URL') else 'local memory'}, "
         f"db: {'SQLite' if env['DATABASE_URL'].startswith('sqlite') else 'PostgreSQL (throwaway database)'}"
     )
+    print(f"load average (1, 5, 15 min): {load_before} before, {load_average()} after")
     report("200 warm", full)
     report("304     ", cond)
     for label, (feed, static) in in_process.items():
         print(
             f"in-process {label} (whole WSGI handler, median of 300): feed {feed:6.0f} µs   static {static:6.0f} µs"
-            f"   ratio {static / feed:.2f}x"
+            f"   ratio {static / feed:.2f}x (floor {FLOORS[label]}x)"
         )
 
 
