@@ -1,0 +1,52 @@
+"""docs/operations.md names what exists: the objects the overlays make, the management
+commands, the metrics /metrics serves, the Secret's keys."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.management import get_commands
+
+from tests.deploy.manifests import SECRET_NAME, render, workloads
+from tests.support.paths import ROOT
+
+PAGE = (ROOT / "docs" / "operations.md").read_text()
+
+
+def test_every_object_the_page_names_is_one_the_overlays_make():
+    docs = render("production")
+    names = {f"{doc['kind'].lower()}/{doc['metadata']['name']}" for doc in docs}
+    named = set(re.findall(r"\b((?:deployment|job|deploy)/releasecal-[a-z-]+)", PAGE))
+    assert named
+    for name in named:
+        kind, _, rest = name.partition("/")
+        if rest == "releasecal-tzdata-check":  # the page's own example Job
+            continue
+        assert f"{'deployment' if kind == 'deploy' else kind}/{rest}" in names, name
+    containers = {c["name"] for w in workloads(docs) for c in w["spec"]["template"]["spec"]["containers"]}
+    for container in re.findall(r"deploy/releasecal-[a-z]+ -c ([a-z]+)", PAGE):
+        assert container in containers, container
+    assert f"create secret generic {SECRET_NAME} --from-env-file=secrets.env" in PAGE
+
+
+def test_every_management_command_the_page_runs_exists():
+    commands = set(re.findall(r"manage\.py ([a-z_]+)", PAGE))
+    assert {"setup_defaults", "createsuperuser", "tzdata_check", "import_schedule", "feeds_bump"} <= commands
+    assert commands <= set(get_commands()), commands - set(get_commands())
+
+
+@pytest.mark.django_db
+def test_every_metric_the_page_explains_is_one_the_app_serves():
+    from prometheus_client import REGISTRY
+
+    import feeds.metrics  # noqa: F401 - its counters, registered when imported
+    from config.metrics import DatabaseCollector
+
+    served = {metric.name for metric in REGISTRY.collect()}
+    served |= {family.name for family in DatabaseCollector().collect()}
+    explained = set(re.findall(r"`(releasecal_[a-z_]+)`", PAGE))
+    assert len(explained) >= 10
+    for name in explained:
+        bare = name.removesuffix("_total")
+        assert name in served or bare in served, name
