@@ -1,7 +1,7 @@
 """The release lead's cockpit: what needs the release team now, on the admin's front page.
 
 Composed here, in the project's wiring, because it reads every app (requests, proposed
-decisions, the schedule, reminders, the mailbox intake); each part is one query (or two,
+decisions, the schedule, reminders, the mailbox intake, the GitHub boards); each part is one query (or two,
 with a prefetch) whatever the data size, so the page runs a fixed number of queries.
 """
 
@@ -14,6 +14,7 @@ from django.db.models import Count, Prefetch, Q
 
 from exceptions.models import ExceptionRequest, ProposedDecision, SignOff
 from exceptions.services import request_window_closes
+from github.selectors import board_rows
 from intake.models import IntakeProblem
 from releasecal import selectors as schedule
 from releasecal import tz
@@ -140,5 +141,6 @@ def cockpit(now: dt.datetime | None = None) -> dict:
         "windows": windows,
         "problems": problems,
         "failing_channels": list(Channel.objects.filter(failing=True).order_by("name")),
+        "github_boards": board_rows(),
         "intake_problems": list(IntakeProblem.objects.filter(resolved_at__isnull=True).order_by("-created_at")[:SHOWN]),
     }

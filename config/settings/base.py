@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "api",
     "slack_integration",
     "notices",
+    "github",  # the release board on GitHub (app label github_board: allauth's provider is "github")
     "demo",
     "config",
     "intake",
@@ -198,6 +199,14 @@ SOCIALACCOUNT_LOGIN_ON_GET = False  # the sign-in starts with a POST (CSRF) from
 SOCIALACCOUNT_STORE_TOKENS = False  # the user's GitHub token is not needed after sign-in: not kept
 SOCIALACCOUNT_QUERY_EMAIL = True  # scope user:email: the verified addresses, for reminders
 SOCIALACCOUNT_REQUESTS_TIMEOUT = environment["GITHUB_OAUTH_TIMEOUT"]
+
+# The release board on GitHub (github/): a fine-grained token or a GitHub App; neither: off.
+GITHUB_API_URL = environment["GITHUB_API_URL"]
+GITHUB_TOKEN = environment["GITHUB_TOKEN"]
+GITHUB_APP_ID = environment["GITHUB_APP_ID"]
+GITHUB_APP_PRIVATE_KEY = environment["GITHUB_APP_PRIVATE_KEY"]
+GITHUB_APP_INSTALLATION_ID = environment["GITHUB_APP_INSTALLATION_ID"]
+GITHUB_TIMEOUT = environment["GITHUB_TIMEOUT"]
 
 # Content-Security-Policy (django-csp) for pages, admin and API docs: scripts only from
 # our own origin (no inline scripts anywhere; a template that needs one adds

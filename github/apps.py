@@ -1,0 +1,18 @@
+from django.apps import AppConfig
+
+
+class GitHubBoardConfig(AppConfig):
+    """The release board on GitHub (Projects v2). Label ``github_board``: allauth's GitHub
+    provider already holds the label ``github``."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "github"
+    label = "github_board"
+    verbose_name = "GitHub board"
+    # Shown by check_services (config.health.run_reports); never decides health.
+    status_report_name = "github board"
+
+    def status_report(self) -> str:
+        from github.services import board_status_check
+
+        return board_status_check()

@@ -1,0 +1,168 @@
+"""The one GitHub client of the board: githubkit, configured from the environment.
+
+Credentials (docs/github.md, config/env.py): a fine-grained token (``GITHUB_TOKEN``), or
+a GitHub App (``GITHUB_APP_ID``, ``GITHUB_APP_PRIVATE_KEY`` or ``..._FILE``,
+``GITHUB_APP_INSTALLATION_ID``), as the k8s-infra bot would use; neither: the board is
+off. The queries live in ``github/queries/*.graphql`` (a test validates each against
+GitHub's published schema). Every failure becomes one :class:`GitHubUnavailable` whose
+message says what happened in words an operator can act on; 5xx answers are retried
+twice by githubkit, a rate limit is not waited out here (the caller reports when the
+quota comes back).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from githubkit import AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit.exception import (
+    GitHubException,
+    GraphQLFailed,
+    RateLimitExceeded,
+    RequestError,
+    RequestFailed,
+    RequestTimeout,
+)
+from githubkit.retry import RetryChainDecision, RetryServerError
+
+QUERIES = Path(__file__).resolve().parent / "queries"
+
+
+class GitHubUnavailable(Exception):
+    """GitHub could not be asked, or refused: ``message`` says why (shown in the admin,
+    the cockpit, check_services and the command's output).
+
+    ``permanent``: asking again cannot help (credentials, scopes, a board that does not
+    exist); ``retry_after``: seconds until GitHub's quota comes back (a rate limit)."""
+
+    def __init__(self, message: str, *, permanent: bool = False, retry_after: float | None = None):
+        super().__init__(message)
+        self.message = message
+        self.permanent = permanent
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class Credentials:
+    kind: str  # "token" or "app"
+    token: str = ""
+    app_id: int = 0
+    private_key: str = ""
+    installation_id: int = 0
+
+    def describe(self) -> str:
+        if self.kind == "token":
+            return "a token"
+        return f"GitHub App {self.app_id} (installation {self.installation_id})"
+
+
+def credentials() -> Credentials | None:
+    """The board's credentials from the settings; None when none is set (the board is off).
+    Raises :class:`GitHubUnavailable` for a half-set or doubly-set configuration."""
+    token = settings.GITHUB_TOKEN
+    app = {
+        "GITHUB_APP_ID": settings.GITHUB_APP_ID,
+        "GITHUB_APP_PRIVATE_KEY": settings.GITHUB_APP_PRIVATE_KEY,
+        "GITHUB_APP_INSTALLATION_ID": settings.GITHUB_APP_INSTALLATION_ID,
+    }
+    given = [name for name, value in app.items() if value]
+    if token and given:
+        raise GitHubUnavailable(
+            f"GITHUB_TOKEN and {', '.join(given)} are both set: set a token or a GitHub App, not both", permanent=True
+        )
+    if token:
+        return Credentials(kind="token", token=token)
+    if not given:
+        return None
+    missing = [name for name in app if name not in given]
+    if missing:
+        raise GitHubUnavailable(f"A GitHub App needs {', '.join(app)}: {', '.join(missing)} is not set", permanent=True)
+    return Credentials(
+        kind="app",
+        app_id=settings.GITHUB_APP_ID,
+        private_key=settings.GITHUB_APP_PRIVATE_KEY,
+        installation_id=settings.GITHUB_APP_INSTALLATION_ID,
+    )
+
+
+@functools.cache
+def query(name: str) -> str:
+    """The text of ``github/queries/<name>.graphql``."""
+    return (QUERIES / f"{name}.graphql").read_text(encoding="utf-8")
+
+
+class BoardClient:
+    """GraphQL calls for the board, each one request through githubkit."""
+
+    def __init__(self, creds: Credentials, *, base_url: str | None = None, timeout: float | None = None):
+        auth = (
+            TokenAuthStrategy(creds.token)
+            if creds.kind == "token"
+            else AppInstallationAuthStrategy(creds.app_id, creds.private_key, creds.installation_id)
+        )
+        self.credentials = creds
+        self.requests = 0
+        self.github = GitHub(
+            auth,
+            base_url=(base_url or settings.GITHUB_API_URL).rstrip("/") + "/",
+            timeout=timeout or settings.GITHUB_TIMEOUT,
+            user_agent="releasecal",
+            http_cache=False,  # nothing kept between calls: every read is GitHub's answer now
+            auto_retry=RetryChainDecision(RetryServerError(max_retry=2)),
+        )
+
+    def graphql(self, name: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run the named query; its ``data``. Raises :class:`GitHubUnavailable`."""
+        self.requests += 1
+        try:
+            return self.github.graphql.request(query(name), variables)
+        except GitHubException as exc:
+            raise unavailable(exc) from exc
+
+
+def board_client() -> BoardClient | None:
+    """The client for the configured credentials; None when the board is off (none set)."""
+    creds = credentials()
+    return BoardClient(creds) if creds else None
+
+
+# GraphQL error types after which asking again cannot help.
+PERMANENT_GRAPHQL = {"NOT_FOUND", "FORBIDDEN", "INSUFFICIENT_SCOPES", "VALIDATION", "UNPROCESSABLE"}
+
+
+def unavailable(exc: GitHubException) -> GitHubUnavailable:
+    """githubkit's exception in an operator's words."""
+    if isinstance(exc, RateLimitExceeded):
+        wait = exc.retry_after.total_seconds()
+        back = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=wait)
+        return GitHubUnavailable(
+            f"GitHub's rate limit is spent: it comes back at {back:%H:%M:%S} UTC (in {wait:.0f} s)", retry_after=wait
+        )
+    if isinstance(exc, GraphQLFailed):
+        errors = exc.response.errors or []
+        words = "; ".join(f"{e.type or 'ERROR'}: {e.message}" for e in errors) or "an error without a message"
+        permanent = any((e.type or "") in PERMANENT_GRAPHQL for e in errors)
+        return GitHubUnavailable(f"GitHub refused the query: {words}", permanent=permanent)
+    if isinstance(exc, RequestFailed):
+        status = exc.response.status_code
+        if status == 401:
+            return GitHubUnavailable("GitHub refused the credentials (401 Bad credentials)", permanent=True)
+        if status in (403, 404):
+            return GitHubUnavailable(
+                f"GitHub answered {status}: the credentials may not reach this organization's projects",
+                permanent=True,
+            )
+        return GitHubUnavailable(f"GitHub answered {status} (retried twice)")
+    if isinstance(exc, RequestTimeout):
+        return GitHubUnavailable(f"GitHub did not answer within {settings.GITHUB_TIMEOUT:g} s")
+    if isinstance(exc, RequestError):
+        return GitHubUnavailable(f"GitHub could not be reached: {exc.exc}")
+    return GitHubUnavailable(f"GitHub could not be asked: {exc}", permanent=True)

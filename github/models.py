@@ -1,0 +1,107 @@
+"""A release's board on GitHub and what releasecal knows of it.
+
+The exception workflow never imports this app: the board is configured here, read here,
+and (in read-write mode) written from here.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from releasecal.models import Release
+
+
+class Board(models.Model):
+    """The release's tracking board: an organization's Projects (v2) board by number."""
+
+    class Mode(models.TextChoices):
+        OFF = "off", "Off"
+        READ_ONLY = "read_only", "Read-only: read the board, report what releasecal would write"
+        READ_WRITE = "read_write", "Read-write: write the exception fields"
+
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, related_name="github_board")
+    owner = models.CharField(max_length=39, help_text='The organization that owns the board, e.g. "kubernetes"')
+    number = models.PositiveIntegerField(help_text="The project's number (github.com/orgs/kubernetes/projects/241)")
+    mode = models.CharField(
+        max_length=16,
+        choices=Mode.choices,
+        default=Mode.READ_ONLY,
+        help_text="A board is read-only when first set: releasecal reads it and reports what it would write",
+    )
+    field_names = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The board's own name of a field or option where it differs from the handbook's, e.g. "
+        '{"Exception Status": "Exception state", "Exception Status/In Review": "Under review"}',
+    )
+    # What the last contact with GitHub found (a sync, check_services).
+    title = models.CharField(max_length=300, blank=True, help_text="The project's title, as GitHub last answered")
+    project_node_id = models.CharField(max_length=100, blank=True)
+    reachable = models.BooleanField(null=True, help_text="Whether GitHub answered for the board at the last check")
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_synced_at = models.DateTimeField(null=True, blank=True, help_text="The last completed read of the board")
+    last_report = models.JSONField(default=dict, blank=True, help_text="What the last sync found (the cockpit's view)")
+    backfilled_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the board's existing items were linked to releasecal's requests"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["release__slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "number"], name="one_release_per_github_board"),
+            models.CheckConstraint(
+                condition=models.Q(mode__in=["off", "read_only", "read_write"]), name="github_board_mode_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner}/{self.number} ({self.release.slug})"
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/orgs/{self.owner}/projects/{self.number}"
+
+    def clean(self) -> None:
+        # Writing goes through the shared outbox (issue 25, part 3), which is not built
+        # yet: a read-write board would write nothing, so it is refused, not pretended.
+        if self.mode == self.Mode.READ_WRITE:
+            raise ValidationError(
+                {
+                    "mode": "releasecal does not write boards yet (docs/github.md): use read-only, which reports "
+                    "what it would write"
+                }
+            )
+        if not isinstance(self.field_names, dict) or not all(
+            isinstance(key, str) and isinstance(value, str) and value.strip()
+            for key, value in (self.field_names or {}).items()
+        ):
+            raise ValidationError({"field_names": 'An object of names: {"Exception Status": "Exception state", ...}'})
+
+
+class BoardItem(models.Model):
+    """A board item that holds an exception request's fields (the KEP's issue item, or a
+    draft item for a second exception of one KEP): linked once, by the backfill or by the
+    write that created it, so that releasecal never adds a second item for one request."""
+
+    class Kind(models.TextChoices):
+        ISSUE = "issue", "KEP issue"
+        DRAFT = "draft", "Draft item"
+
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="items")
+    item_id = models.CharField(max_length=100, help_text="The ProjectV2Item's node id (PVTI_...)")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    request = models.OneToOneField(
+        "exceptions.ExceptionRequest", on_delete=models.CASCADE, related_name="github_board_item"
+    )
+    linked_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["board", "request"]
+        constraints = [models.UniqueConstraint(fields=["board", "item_id"], name="one_request_per_board_item")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} on {self.board}"

@@ -1,0 +1,26 @@
+"""Reads for the cockpit: each release's board, whether GitHub answered, when it synced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from github.models import Board
+
+
+@dataclass
+class BoardRow:
+    board: Board
+    writes: int  # fields the last sync would write (items to add count one each)
+    problems: int
+
+
+def board_rows() -> list[BoardRow]:
+    """Every board of an active or planned release (one query), for the cockpit."""
+    rows = []
+    boards = Board.objects.exclude(release__status="released").select_related("release").order_by("release__slug")
+    for board in boards:
+        report = board.last_report or {}
+        plans = report.get("plans", [])
+        writes = sum(len(plan["changes"]) + (plan["action"] != "update") for plan in plans)
+        rows.append(BoardRow(board=board, writes=writes, problems=len(report.get("problems", []))))
+    return rows

@@ -1,0 +1,114 @@
+"""The board's faces: the admin (set a board, read-only by default), the command, the
+cockpit and check_services."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+
+from config.health import run_reports
+from github.models import Board
+
+
+@pytest.fixture
+def swap_on_board(project, enhancements):
+    issue = enhancements.issue(2400, "Node memory swap support", labels=["lead-opted-in"], milestone="v1.31")
+    return project.add_issue(issue, {"Status": "Tracked For Code Freeze"})
+
+
+@pytest.fixture
+def lead_client(release_team_member) -> Client:
+    release_team_member.is_staff = True
+    release_team_member.save()
+    release_team_member.user_permissions.add(
+        *Permission.objects.filter(content_type__app_label="github_board", codename__in=["view_board", "change_board"])
+    )
+    client = Client()
+    client.force_login(release_team_member)
+    return client
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command("github_board_sync", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_command_prints_what_it_would_write_and_a_dry_run_keeps_nothing(board, swap_on_board, pending_request):
+    out = run("--release", "1.31", "--dry-run")
+    assert out.splitlines()[:4] == [
+        'kubernetes/241 "v1.31 Release Tracking" for 1.31: 1 items read, 0 with an exception, in 2 GraphQL requests.',
+        f"KEP-2400 Code and Test Freeze (request #{pending_request.pk}, pending): would write on "
+        "kubernetes/enhancements#2400",
+        "    Exception Request Type: (empty) -> Code and Test Freeze",
+        "    Exception Status: (empty) -> In Review",
+    ]
+    board.refresh_from_db()
+    assert board.last_synced_at is None
+    run("--release", "1.31")
+    board.refresh_from_db()
+    assert board.last_synced_at is not None
+
+
+def test_the_command_refuses_clearly(db, release, github_settings, board):
+    with pytest.raises(CommandError, match=r"Release '9\.99' has no GitHub board: set one in the admin\."):
+        run("--release", "9.99")
+    github_settings.GITHUB_TOKEN = ""
+    with pytest.raises(CommandError, match="No GitHub credentials are set"):
+        run("--release", "1.31", "--dry-run")
+
+
+def test_check_services_says_whether_the_board_answers_and_when_it_synced(board, swap_on_board, github):
+    assert run_reports()["github board"] == (
+        '1.31 kubernetes/241 (read-only): reachable ("v1.31 Release Tracking"), last synced never'
+    )
+    github.faults.fail_next(3, status=502, match="graphql")
+    assert run_reports()["github board"] == "1.31 kubernetes/241: unreachable: GitHub answered 502 (retried twice)"
+    board.refresh_from_db()
+    assert (board.reachable, board.last_error) == (False, "GitHub answered 502 (retried twice)")
+
+
+def test_check_services_without_a_board_or_credentials(db, release, settings):
+    settings.GITHUB_TOKEN = ""
+    assert run_reports()["github board"] == "off (no board set)"
+    Board.objects.create(release=release, owner="kubernetes", number=241)
+    assert run_reports()["github board"] == "off (no GitHub credentials set)"
+
+
+def test_a_board_set_in_the_admin_is_read_only_and_read_write_is_refused(admin_client, release, github_settings):
+    lead_client = admin_client
+    page = lead_client.get("/admin/github_board/board/add/")
+    assert page.status_code == 200
+    form = {"release": release.pk, "owner": "kubernetes", "number": 241, "field_names": "{}"}
+    refused = lead_client.post("/admin/github_board/board/add/", {**form, "mode": "read_write"})
+    assert refused.status_code == 200
+    assert "releasecal does not write boards yet" in refused.content.decode()
+    saved = lead_client.post("/admin/github_board/board/add/", {**form, "mode": "read_only"})
+    assert saved.status_code == 302
+    assert Board.objects.get().mode == Board.Mode.READ_ONLY
+    assert Board._meta.get_field("mode").default == Board.Mode.READ_ONLY
+
+
+def test_the_cockpit_shows_the_board_and_its_report(lead_client, board, swap_on_board, pending_request):
+    body = lead_client.get("/admin/").content.decode()
+    assert "GitHub boards (1)" in body
+    assert "not asked yet" in body
+    synced = lead_client.post(f"/admin/github_board/board/{board.pk}/sync/", {"action": "sync"})
+    assert synced.status_code == 302
+    body = lead_client.get("/admin/").content.decode()
+    assert "reachable" in body
+    assert "5 fields to write, 0 problems" in body
+    report = lead_client.get(f"/admin/github_board/board/{board.pk}/sync/").content.decode()
+    assert "    Status: Tracked For Code Freeze -&gt; Exception Pending" in report
+
+
+def test_the_cockpits_report_shows_a_refusal_as_a_message(lead_client, board, github_settings):
+    github_settings.GITHUB_TOKEN = "github_pat_nobody"
+    answer = lead_client.post(f"/admin/github_board/board/{board.pk}/sync/", {"action": "dry-run"}, follow=True)
+    assert answer.status_code == 200
+    assert "GitHub refused the credentials (401 Bad credentials)" in answer.content.decode()
