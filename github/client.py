@@ -102,7 +102,9 @@ def query(name: str) -> str:
 class BoardClient:
     """GraphQL calls for the board, each one request through githubkit."""
 
-    def __init__(self, creds: Credentials, *, base_url: str | None = None, timeout: float | None = None):
+    def __init__(
+        self, creds: Credentials, *, base_url: str | None = None, timeout: float | None = None, retries: int = 2
+    ):
         auth = (
             TokenAuthStrategy(creds.token)
             if creds.kind == "token"
@@ -110,13 +112,15 @@ class BoardClient:
         )
         self.credentials = creds
         self.requests = 0
+        self.timeout = timeout or settings.GITHUB_TIMEOUT
+        self.retries = retries
         self.github = GitHub(
             auth,
             base_url=(base_url or settings.GITHUB_API_URL).rstrip("/") + "/",
-            timeout=timeout or settings.GITHUB_TIMEOUT,
+            timeout=self.timeout,
             user_agent="releasecal",
             http_cache=False,  # nothing kept between calls: every read is GitHub's answer now
-            auto_retry=RetryChainDecision(RetryServerError(max_retry=2)),
+            auto_retry=RetryChainDecision(RetryServerError(max_retry=retries)) if retries else False,
         )
 
     def graphql(self, name: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -125,20 +129,22 @@ class BoardClient:
         try:
             return self.github.graphql.request(query(name), variables)
         except GitHubException as exc:
-            raise unavailable(exc) from exc
+            raise unavailable(exc, timeout=self.timeout, retries=self.retries) from exc
 
 
-def board_client() -> BoardClient | None:
-    """The client for the configured credentials; None when the board is off (none set)."""
+def board_client(*, timeout: float | None = None, retries: int = 2) -> BoardClient | None:
+    """The client for the configured credentials; None when the board is off (none set).
+    ``timeout`` and ``retries``: check_services' probe is bounded (a liveness probe must
+    not fail because GitHub is slow)."""
     creds = credentials()
-    return BoardClient(creds) if creds else None
+    return BoardClient(creds, timeout=timeout, retries=retries) if creds else None
 
 
 # GraphQL error types after which asking again cannot help.
 PERMANENT_GRAPHQL = {"NOT_FOUND", "FORBIDDEN", "INSUFFICIENT_SCOPES", "VALIDATION", "UNPROCESSABLE"}
 
 
-def unavailable(exc: GitHubException) -> GitHubUnavailable:
+def unavailable(exc: GitHubException, *, timeout: float, retries: int) -> GitHubUnavailable:
     """githubkit's exception in an operator's words."""
     if isinstance(exc, RateLimitExceeded):
         wait = exc.retry_after.total_seconds()
@@ -160,9 +166,10 @@ def unavailable(exc: GitHubException) -> GitHubUnavailable:
                 f"GitHub answered {status}: the credentials may not reach this organization's projects",
                 permanent=True,
             )
-        return GitHubUnavailable(f"GitHub answered {status} (retried twice)")
+        tried = {0: "not retried", 1: "retried once", 2: "retried twice"}.get(retries, f"retried {retries} times")
+        return GitHubUnavailable(f"GitHub answered {status} ({tried})")
     if isinstance(exc, RequestTimeout):
-        return GitHubUnavailable(f"GitHub did not answer within {settings.GITHUB_TIMEOUT:g} s")
+        return GitHubUnavailable(f"GitHub did not answer within {timeout:g} s")
     if isinstance(exc, RequestError):
         return GitHubUnavailable(f"GitHub could not be reached: {exc.exc}")
     return GitHubUnavailable(f"GitHub could not be asked: {exc}", permanent=True)

@@ -129,13 +129,23 @@ def board_check(*, board: Board, client: BoardClient) -> str:
     )
 
 
+# check_services is the beat's liveness probe (15-20 s): each board's question is bounded
+# to this, without retries, so a slow or down GitHub is reported, never a failed probe.
+CHECK_TIMEOUT = 3.0
+
+
 def board_status_check() -> str:
-    """check_services' line: each board that is not off, asked now."""
-    boards = list(Board.objects.exclude(mode=Board.Mode.OFF).select_related("release"))
+    """check_services' line: each board of a release not yet released, not off, asked now."""
+    boards = list(
+        Board.objects.exclude(mode=Board.Mode.OFF)
+        .exclude(release__status="released")
+        .select_related("release")
+        .order_by("release__slug")
+    )
     if not boards:
         return "off (no board set)"
     try:
-        github = github_client.board_client()
+        github = github_client.board_client(timeout=CHECK_TIMEOUT, retries=0)
     except GitHubUnavailable as exc:
         return f"misconfigured: {exc}"
     if github is None:

@@ -3,6 +3,7 @@ cockpit and check_services."""
 
 from __future__ import annotations
 
+import time
 from io import StringIO
 
 import pytest
@@ -67,10 +68,20 @@ def test_check_services_says_whether_the_board_answers_and_when_it_synced(board,
     assert run_reports()["github board"] == (
         '1.31 kubernetes/241 (read-only): reachable ("v1.31 Release Tracking"), last synced never'
     )
-    github.faults.fail_next(3, status=502, match="graphql")
-    assert run_reports()["github board"] == "1.31 kubernetes/241: unreachable: GitHub answered 502 (retried twice)"
+    github.faults.fail_next(1, status=502, match="graphql")
+    assert run_reports()["github board"] == "1.31 kubernetes/241: unreachable: GitHub answered 502 (not retried)"
     board.refresh_from_db()
-    assert (board.reachable, board.last_error) == (False, "GitHub answered 502 (retried twice)")
+    assert (board.reachable, board.last_error) == (False, "GitHub answered 502 (not retried)")
+
+
+def test_check_services_is_bounded_when_github_is_slow(board, github):
+    """The beat's liveness probe runs check_services with 15-20 s: GitHub's slowness is a
+    line of the report, never a probe that times out."""
+    github.faults.slow_next(8, match="graphql")
+    started = time.monotonic()
+    line = run_reports()["github board"]
+    assert time.monotonic() - started < 6
+    assert line == "1.31 kubernetes/241: unreachable: GitHub did not answer within 3 s"
 
 
 def test_check_services_without_a_board_or_credentials(db, release, settings):
@@ -78,6 +89,11 @@ def test_check_services_without_a_board_or_credentials(db, release, settings):
     assert run_reports()["github board"] == "off (no board set)"
     Board.objects.create(release=release, owner="kubernetes", number=241)
     assert run_reports()["github board"] == "off (no GitHub credentials set)"
+    settings.GITHUB_APP_ID = 1234
+    assert run_reports()["github board"] == (
+        "misconfigured: A GitHub App needs GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY, GITHUB_APP_INSTALLATION_ID: "
+        "GITHUB_APP_PRIVATE_KEY, GITHUB_APP_INSTALLATION_ID is not set"
+    )
 
 
 def test_a_board_set_in_the_admin_is_read_only_and_read_write_is_refused(admin_client, release, github_settings):
