@@ -126,7 +126,6 @@ def board_plan(board: Board, snapshot: BoardSnapshot) -> SyncReport:
         )
     requests = list(
         ExceptionRequest.objects.filter(release=board.release)
-        .exclude(state=ExceptionRequest.State.WITHDRAWN)
         .select_related("enhancement", "milestone__kind", "decision")
         .prefetch_related("revisions")
         .order_by("enhancement__number", "milestone__at", "submitted_at", "id")
@@ -172,6 +171,8 @@ def board_plan(board: Board, snapshot: BoardSnapshot) -> SyncReport:
         if not match:
             report.problems.append(f"{item.label}: KEP-{number} ({option}) has no exception request in releasecal")
             continue
+        # A live request before a decided or withdrawn one of the same KEP and freeze.
+        match.sort(key=lambda r: (r.state not in ExceptionRequest.ACTIVE_STATES, -r.submitted_at.timestamp()))
         by_request[match[0].pk] = item
         used.add(item.id)
 
@@ -180,6 +181,8 @@ def board_plan(board: Board, snapshot: BoardSnapshot) -> SyncReport:
         mapping.kep_number(item): item for item in items.values() if item.type == "ISSUE" and mapping.kep_number(item)
     }
     for request in requests:
+        if request.state == ExceptionRequest.State.WITHDRAWN:
+            continue  # matched above (so its item is no stranger), never written
         item = by_request.get(request.pk)
         action = ACTION_UPDATE
         if item is None:

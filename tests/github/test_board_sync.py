@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from exceptions.fields import RequestFields
-from exceptions.services import exception_request_approve, exception_request_submit
+from exceptions.services import exception_request_approve, exception_request_submit, exception_request_withdraw
 from github.models import Board, BoardItem
 from github.report import report_lines
 from github.services import BoardRefused, board_sync
@@ -244,6 +244,14 @@ def test_the_backfill_links_existing_items_once(board, project, swap, pending_re
     )
     (plan,) = board_sync(board=board, dry_run=True).plans
     assert (plan.item_id, plan.linked) == (item.node_id, True)
+
+
+def test_a_withdrawn_requests_item_is_known_and_left_alone(board, project, swap, pending_request):
+    exception_request_withdraw(request=pending_request, actor_label="the requester")
+    project.add_issue(swap, {"Exception Request Type": "Code and Test Freeze", "Exception Status": "In Review"})
+    report = board_sync(board=board, dry_run=True)
+    assert report.exception_items == 1
+    assert (report.plans, report.problems) == ([], [])
 
 
 def test_an_off_board_is_refused(board):
