@@ -42,10 +42,8 @@ def is_amendment_line(text: str) -> bool:
     return bool(amendment_match(text) or _AMEND_WORDS_RE.search(text))
 
 
-_MONTHS = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"  # noqa: E501
-_WEEKDAYS = r"mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs(?:day)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?"
 _TIMEISH_RE = re.compile(
-    rf"\b(?:{_WEEKDAYS}|{_MONTHS}|eod|end\s+of\s+(?:the\s+)?day|\d{{1,2}}:\d{{2}}|noon|midnight)\b", re.I
+    rf"\b(?:{tz.WEEKDAY_WORD}|{tz.MONTH_WORD}|eod|end\s+of\s+(?:the\s+)?day|\d{{1,2}}:\d{{2}}|noon|midnight)\b", re.I
 )
 
 
@@ -131,7 +129,9 @@ def read_days(value: str) -> tuple[int | None, str, list[str]]:
         warnings.append(f"{text!r} read as {days} day(s).")
         return days, "", warnings
     leading = re.match(
-        rf"^\s*(?:~|\u2248|about|approx\.?|approximately|around)?\s*(\d+)\b(?!\s*(?:{_MONTHS}|[:/.]\d))", head, re.I
+        rf"^\s*(?:~|\u2248|about|approx\.?|approximately|around)?\s*(\d+)\b(?!\s*(?:{tz.MONTH_WORD}|[:/.]\d))",
+        head,
+        re.I,
     )
     if leading:
         return int(leading.group(1)), "", warnings

@@ -13,7 +13,10 @@ checked against it (zone label in force at that instant, local hour and date, we
 and every disagreement becomes a warning, so a wrong "PDT" in February is reported,
 never silently kept. Text it cannot read raises ``ValidationFailed``.
 
-Labels and times are computed by ``releasecal.tz``; this module only reads text.
+Labels and times are computed by ``releasecal.tz``, and a date is found by its one
+reader of written dates (``tz.find_written_date``, month and weekday names from
+``tz.names``), as a written deadline is; this module adds the schedule's rules: the
+year placed from the whole release, the UTC part checked against the others.
 """
 
 from __future__ import annotations
@@ -27,39 +30,6 @@ from releasecal.errors import ValidationFailed
 
 PACIFIC = tz.PACIFIC
 
-_MONTHS = {
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
-    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
-}  # fmt: skip
-_WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
-
-_WD = r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?\.?,?"
-_MON = (
-    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])\.?"
-)
-_DAY = r"(?<![\d:])\d{1,2}(?:st|nd|rd|th)?"
-_DASH = r"\s*(?:-|\u2013|\u2014|\bto\b|\buntil\b)\s*"  # hyphen, en dash, em dash
-
-
-def _g(name: str, pattern: str) -> str:
-    return f"(?P<{name}>{pattern})"
-
-
-_WD1, _WD2 = _g("wd1", _WD), _g("wd2", _WD)
-_D1, _D2 = _g("d1", _DAY), _g("d2", _DAY)
-_M1, _M2 = _g("m1", _MON), _g("m2", _MON)
-_Y = _g("y", r"\d{4}") + r"?(?!\d)"
-_ISO_DATE = _g("iso", r"\d{4}-\d{2}-\d{2}")
-_DATE_PATTERNS = [
-    # ranges first, so "Monday 6th - Thursday 9th November 2023" is one window
-    re.compile(rf"(?:{_WD1}\s+)?{_D1}(?:\s+{_M1})?{_DASH}(?:{_WD2}\s+)?{_D2}\s+{_M2}\s*[,.]?\s*{_Y}", re.I),
-    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}{_DASH}(?:{_WD2}\s+)?(?:{_M2}\s+)?{_D2}\s*[,.]?\s*{_Y}", re.I),
-    # single days: "Friday 14th June 2024", "Tuesday 14th November2023", "Mon August 23, 2021"
-    re.compile(rf"(?:{_WD1}\s+)?{_D1}\s+{_M1}\s*[,.]?\s*{_Y}", re.I),
-    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}\b\s*[,.]?\s*{_Y}", re.I),
-    re.compile(rf"(?:{_WD1}\s+)?{_ISO_DATE}", re.I),
-]
 _TIME = re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap])\.?m\.?)?(?![\d:])", re.I)
 _LABEL = re.compile(r"\(?\b(?P<label>[A-Za-z]{1,7})\b\)?")
 _EOD = re.compile(r"\b(?:eod|end of (?:the )?day)\b", re.I)
@@ -127,22 +97,6 @@ class ParsedWhen:
     @property
     def first_day(self) -> dt.date | None:
         return self.on_date or (tz.local_date(self.at, self.zone) if self.at else None)
-
-
-def _weekday(token: str | None) -> int | None:
-    if not token:
-        return None
-    return _WEEKDAYS.get(token.strip(" .,").lower()[:3])
-
-
-def _month(token: str | None) -> int | None:
-    if not token:
-        return None
-    return _MONTHS.get(token.strip(" .").lower()[:3])
-
-
-def _day_number(token: str) -> int:
-    return int(re.match(r"\d+", token).group(0))
 
 
 def _infer_year(month: int, day: int, weekday: int | None, hint: dt.date | None) -> int:
@@ -223,60 +177,43 @@ def _make_date(year: int, month: int, day: int, text: str) -> dt.date:
         raise ValidationFailed(f"'{text}' is not a real date.", extra={"text": text}) from None
 
 
-def _ordinal(day: int) -> str:
-    return "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
-
-
 def _read_date(part: WhenPart, text: str, year_hint: YearRule) -> str:
-    """Find the date (or date range) in ``text``; fill ``part``; return the rest."""
-    for pattern in _DATE_PATTERNS:
-        match = pattern.search(text)
-        if not match:
-            continue
-        groups = match.groupdict()
-        for key in ("d1", "d2"):
-            written = re.fullmatch(r"(\d+)(st|nd|rd|th)", (groups.get(key) or "").lower())
-            if written and written[2] != _ordinal(int(written[1])):
-                part.typos.append(f"'{groups[key]}' for the {int(written[1])}{_ordinal(int(written[1]))}")
-        rest = (text[: match.start()] + " " + text[match.end() :]).strip()
-        part.weekday = _weekday(groups.get("wd1"))
-        if groups.get("iso"):
-            try:
-                part.day = dt.date.fromisoformat(groups["iso"])
-            except ValueError:
-                raise ValidationFailed(f"'{groups['iso']}' is not a real date.") from None
-            part.date_text = match.group(0).strip(" ,")
-            return rest
-        year = int(groups["y"]) if groups.get("y") else None
-        if "d2" in groups and groups.get("d2"):
-            m2 = _month(groups.get("m2")) or _month(groups.get("m1"))
-            m1 = _month(groups.get("m1")) or m2
-            d1, d2 = _day_number(groups["d1"]), _day_number(groups["d2"])
-            part.weekday_end = _weekday(groups.get("wd2"))
-            if isinstance(year_hint, DateRecorder):
-                _year(year_hint, m1, d1, part.weekday, year, match.group(0))
-            written = year
-            year = _year(year_hint, m2, d2, part.weekday_end, written, match.group(0))
-            if written is None and not isinstance(year_hint, DateRecorder):
-                part.year_assumed = year
-            year1 = year - 1 if m1 > m2 else year
-            part.day = _make_date(year1, m1, d1, match.group(0))
-            part.day_end = _make_date(year, m2, d2, match.group(0))
-            whole = match.group(0).strip(" ,")
-            left, right = re.split(_DASH, whole, maxsplit=1, flags=re.I)
-            part.date_text, part.date_text_end = left.strip(), right.strip()
-            if part.day_end < part.day:
-                raise ValidationFailed(f"The range '{whole}' ends before it starts.")
-            return rest
-        month, day = _month(groups["m1"]), _day_number(groups["d1"])
-        written = year
-        year = _year(year_hint, month, day, part.weekday, written, match.group(0))
-        if written is None and not isinstance(year_hint, DateRecorder):
-            part.year_assumed = year
-        part.day = _make_date(year, month, day, match.group(0))
-        part.date_text = match.group(0).strip(" ,")
+    """Find the date (or date range) in ``text`` (``tz.find_written_date``); fill
+    ``part``, placing a missing year by ``year_hint``; return the rest of the text."""
+    written = tz.find_written_date(text)
+    if written is None:
+        return text
+    part.typos.extend(written.ordinal_typos)
+    rest = (text[: written.start] + " " + text[written.end :]).strip()
+    part.weekday = written.weekday
+    if written.iso:
+        try:
+            part.day = dt.date(written.year, written.month, written.day)
+        except ValueError:
+            raise ValidationFailed(f"'{written.iso}' is not a real date.") from None
+        part.date_text = written.text
         return rest
-    return text
+    if written.last_day is not None:
+        m1, d1, m2, d2 = written.month, written.day, written.last_month, written.last_day
+        part.weekday_end = written.last_weekday
+        if isinstance(year_hint, DateRecorder):
+            _year(year_hint, m1, d1, part.weekday, written.year, written.written)
+        year = _year(year_hint, m2, d2, part.weekday_end, written.year, written.written)
+        if written.year is None and not isinstance(year_hint, DateRecorder):
+            part.year_assumed = year
+        year1 = year - 1 if m1 > m2 else year
+        part.day = _make_date(year1, m1, d1, written.written)
+        part.day_end = _make_date(year, m2, d2, written.written)
+        part.date_text, part.date_text_end = written.first_text, written.last_text
+        if part.day_end < part.day:
+            raise ValidationFailed(f"The range '{written.text}' ends before it starts.")
+        return rest
+    year = _year(year_hint, written.month, written.day, part.weekday, written.year, written.written)
+    if written.year is None and not isinstance(year_hint, DateRecorder):
+        part.year_assumed = year
+    part.day = _make_date(year, written.month, written.day, written.written)
+    part.date_text = written.text
+    return rest
 
 
 def _read_part(raw: str, year_hint: YearRule) -> WhenPart:
@@ -492,17 +429,12 @@ def parse_when(text: str, *, zone: str, year_hint: YearRule = None) -> ParsedWhe
 
 # ------------------------------------------------------------- README tables
 
-MONTH_NAMES = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
-
 
 def month_of(text: str) -> int | None:
     """``JAN``, ``Feb``, ``**March**`` -> 1, 2, 3; None when the text is not just a month."""
     cleaned = clean_markdown(text)[0].strip(" .:").lower()
-    month = _month(cleaned) if re.fullmatch(r"[a-z]{3,9}", cleaned) else None
-    return month if month and MONTH_NAMES[month - 1].lower().startswith(cleaned) else None
+    month = tz.month_number(cleaned[:3]) if re.fullmatch(r"[a-z]{3,9}", cleaned) else None
+    return month if month and tz.MONTHS[month - 1].lower().startswith(cleaned) else None
 
 
 @dataclass

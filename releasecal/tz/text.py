@@ -38,7 +38,7 @@ from releasecal.tz.core import (
     to_zone,
     wall_readings,
 )
-from releasecal.tz.names import MONTHS, WEEKDAYS
+from releasecal.tz.names import MONTH_WORD, WEEKDAY_WORD, WEEKDAYS, month_number, weekday_number
 
 # ------------------------------------------------------------------ zone labels
 # Reading the labels people write beside a time ("18:00 PDT", "EOD PST", "(AoE)").
@@ -304,17 +304,117 @@ def read_labelled_wall_time(wall: dt.datetime, label: str, *, end_of_day_on: dt.
     return WallReading(instant, zone, readings=(_reading(f"{shown} {zone}", zone, instant),))
 
 
-_MONTH_NAMES = {m.lower()[:3]: i for i, m in enumerate(MONTHS, start=1)}
-_WEEKDAY_NAMES = {d.lower()[:3]: i for i, d in enumerate(WEEKDAYS)}
-_MONTH_RE = r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_DAY_RE = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
-_YEAR_RE = r"(?:,?\s*(?P<year>\d{4}))?"
-_DATE_RES = (
-    re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{2})-(?P<day>\d{2})\b"),
-    re.compile(rf"\b{_DAY_RE}\s+(?:of\s+)?{_MONTH_RE}{_YEAR_RE}\b", re.I),
-    re.compile(rf"\b{_MONTH_RE}\s+{_DAY_RE}\b{_YEAR_RE}", re.I),
+# ------------------------------------------------------------------ written dates
+# The one reader of a date as people write it, for every reader of human text (a
+# deadline in an email, a schedule README's times): "Friday 14th June 2024", "21st of
+# June", "Mon August 23, 2021", "2024-06-21", and a range, "Monday 6th - Thursday 9th
+# November 2023". What the year is when none is written is the caller's rule (the
+# sending day, or the schedule's placement), so the date is returned as written.
+
+_WD = rf"\b{WEEKDAY_WORD}\.?,?"
+_MON = rf"\b{MONTH_WORD}\.?"
+_DAY = r"(?<![\d:])\d{1,2}(?:st|nd|rd|th)?"
+_DASH = r"\s*(?:-|\u2013|\u2014|\bto\b|\buntil\b)\s*"  # hyphen, en dash, em dash
+
+
+def _group(name: str, pattern: str) -> str:
+    return f"(?P<{name}>{pattern})"
+
+
+_WD1, _WD2 = _group("wd1", _WD), _group("wd2", _WD)
+_D1, _D2 = _group("d1", _DAY), _group("d2", _DAY)
+_M1, _M2 = _group("m1", _MON), _group("m2", _MON)
+_Y = _group("y", r"\d{4}") + r"?(?!\d)"
+_ISO_DATE = _group("iso", r"\b\d{4}-\d{2}-\d{2}\b")
+_DATE_PATTERNS = (
+    # ranges first, so "Monday 6th - Thursday 9th November 2023" is one window
+    re.compile(rf"(?:{_WD1}\s+)?{_D1}(?:\s+{_M1})?{_DASH}(?:{_WD2}\s+)?{_D2}\s+{_M2}\s*[,.]?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}{_DASH}(?:{_WD2}\s+)?(?:{_M2}\s+)?{_D2}\s*[,.]?\s*{_Y}", re.I),
+    # single days: "Friday 14th June 2024", "21st of June", "Tuesday 14th November2023", "Mon August 23, 2021"
+    re.compile(rf"(?:{_WD1}\s+)?{_D1}\s+(?:of\s+)?{_M1}\s*[,.]?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_M1}\s+{_D1}\b\s*[,.]?\s*{_Y}", re.I),
+    re.compile(rf"(?:{_WD1}\s+)?{_ISO_DATE}", re.I),
 )
-_WEEKDAY_RE = re.compile(r"\b(?P<wd>mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|urday|r|rs)?\b\.?", re.I)
+
+
+@dataclass(frozen=True)
+class WrittenDay:
+    """A date (or a range of dates) found in a text, as written: ``year`` is None when
+    the text gives none; the numbers are as written (``dt.date`` may refuse them)."""
+
+    written: str  # the words read, as in the text
+    start: int  # where they are in the text
+    end: int
+    month: int
+    day: int
+    year: int | None
+    weekday: int | None = None  # named before the day ("Monday 6th"), Monday = 0
+    iso: str = ""  # written as YYYY-MM-DD: that text
+    last_month: int | None = None  # a range's last day ("- Thursday 9th November")
+    last_day: int | None = None
+    last_weekday: int | None = None
+    first_text: str = ""  # a range's two halves, as written
+    last_text: str = ""
+    ordinal_typos: tuple[str, ...] = ()  # "'22st' for the 22nd"
+
+    @property
+    def text(self) -> str:
+        return self.written.strip(" ,")
+
+
+def _ordinal(day: int) -> str:
+    return "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+def _day_number(token: str) -> int:
+    return int(re.match(r"\d+", token).group(0))
+
+
+def find_written_date(text: str) -> WrittenDay | None:
+    """The first date written in ``text`` (a range before a single day), or None."""
+    for pattern in _DATE_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            return _written_day(match)
+    return None
+
+
+def _written_day(match: re.Match[str]) -> WrittenDay:
+    groups = match.groupdict()
+    typos = []
+    for key in ("d1", "d2"):
+        ordinal = re.fullmatch(r"(\d+)(st|nd|rd|th)", (groups.get(key) or "").lower())
+        if ordinal and ordinal[2] != _ordinal(int(ordinal[1])):
+            typos.append(f"'{groups[key]}' for the {int(ordinal[1])}{_ordinal(int(ordinal[1]))}")
+    found = {"written": match.group(0), "start": match.start(), "end": match.end(), "ordinal_typos": tuple(typos)}
+    weekday = weekday_number(groups.get("wd1"))
+    if groups.get("iso"):
+        year, month, day = (int(n) for n in groups["iso"].split("-"))
+        return WrittenDay(**found, month=month, day=day, year=year, weekday=weekday, iso=groups["iso"])
+    year = int(groups["y"]) if groups.get("y") else None
+    if groups.get("d2"):
+        last_month = month_number(groups.get("m2")) or month_number(groups.get("m1"))
+        first, last = re.split(_DASH, match.group(0).strip(" ,"), maxsplit=1, flags=re.I)
+        return WrittenDay(
+            **found,
+            month=month_number(groups.get("m1")) or last_month,
+            day=_day_number(groups["d1"]),
+            year=year,
+            weekday=weekday,
+            last_month=last_month,
+            last_day=_day_number(groups["d2"]),
+            last_weekday=weekday_number(groups.get("wd2")),
+            first_text=first.strip(),
+            last_text=last.strip(),
+        )
+    return WrittenDay(
+        **found, month=month_number(groups["m1"]), day=_day_number(groups["d1"]), year=year, weekday=weekday
+    )
+
+
+# ------------------------------------------------------------- written deadlines
+
+_WEEKDAY_RE = re.compile(rf"\b(?P<wd>{WEEKDAY_WORD})\.?", re.I)
 _CLOCK_RE = re.compile(
     r"\b(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<m24>\d{2})\b", re.I
 )
@@ -450,27 +550,25 @@ def read_deadline_text(text: str, *, reference: dt.datetime | None = None, defau
     ref_day = local_date(reference, zone_for_days or "UTC") if reference else None
 
     day: dt.date | None = None
-    for regex in _DATE_RES:
-        match = regex.search(text)
-        if not match:
-            continue
-        month = int(match["mnum"]) if "mnum" in regex.groupindex else _MONTH_NAMES[match["month"].lower()[:3]]
-        year = int(match["year"]) if match["year"] else None
+    written = find_written_date(text)
+    if written is not None:
+        # A range ("until 6 - 9 November") is read as its last day.
+        month, day_number = written.last_month or written.month, written.last_day or written.day
+        year = written.year
         if year is None:
             if ref_day is None:
                 return DeadlineText(text, problem="the date has no year and the sending date is unknown")
             year = ref_day.year
         try:
-            day = dt.date(year, month, int(match["day"]))
+            day = dt.date(year, month, day_number)
         except ValueError:
-            return DeadlineText(text, problem=f"{match.group(0)!r} is not a date")
-        if not match["year"] and ref_day is not None and day < ref_day - dt.timedelta(days=31):
+            return DeadlineText(text, problem=f"{written.text!r} is not a date")
+        if written.year is None and ref_day is not None and day < ref_day - dt.timedelta(days=31):
             day = day.replace(year=year + 1)
-        break
     weekday = _WEEKDAY_RE.search(text)
     relative = _RELATIVE_RE.search(text)
     if day is not None and weekday is not None:
-        named = _WEEKDAY_NAMES[weekday["wd"].lower()]
+        named = weekday_number(weekday["wd"])
         if named != day.weekday():
             warnings.append(f"{text!r}: {render_date(day)} is a {WEEKDAYS[day.weekday()]}, not a {WEEKDAYS[named]}.")
     elif day is None and relative is not None and ref_day is not None:
@@ -478,7 +576,7 @@ def read_deadline_text(text: str, *, reference: dt.datetime | None = None, defau
     elif day is None and weekday is not None:
         if ref_day is None:
             return DeadlineText(text, problem="a weekday without a date, and the sending date is unknown")
-        named = _WEEKDAY_NAMES[weekday["wd"].lower()]
+        named = weekday_number(weekday["wd"])
         day = ref_day + dt.timedelta(days=(named - ref_day.weekday() - 1) % 7 + 1)
     if day is None:
         return DeadlineText(text, problem="no date or weekday")

@@ -18,7 +18,7 @@ from releasecal.importers.years import YearContext, YearUnplaceable
 
 _README_RELEASE = re.compile(r"Kubernetes v?(\d+\.\d+)\b|release-(\d+\.\d+)\b|\b(1\.\d+) release cycle\b")
 _DAY_CELL = re.compile(
-    r"(?:(?P<wd>\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)[a-z]*)\.?,?\s*)?(?P<d1>\d{1,2})(?:\s*[-\u2013]\s*(?P<d2>\d{1,2}))?\b",
+    rf"(?:(?P<wd>\b{tz.WEEKDAY_WORD})\.?,?\s*)?(?P<d1>\d{{1,2}})(?:\s*[-\u2013]\s*(?P<d2>\d{{1,2}}))?\b",
     re.I,
 )
 _STRUCK_CELL = re.compile(r"~~(.*?)~~")
@@ -144,7 +144,9 @@ def _looks_like_day(cell: str) -> bool:
     return bool(re.search(r"\d", cell)) and not re.search(r"blocking|upgrade|informing", cell)
 
 
-_MONTH_WORD = r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+# A month word alone ("November2023" is not one here: it keeps the month of the rows above,
+# with the warning, as every import of 1.29 and 1.32 has read it).
+_MONTH_WORD = rf"\b{tz.MONTH_WORD}\b"
 
 
 def parse_readme(
