@@ -190,8 +190,8 @@ def _overhead(args, ctx: SimpleNamespace) -> bool:
     """(a): the ledger against the same post without it, and against no-op tasks."""
     settings, services, Delivery, Channel = ctx.settings, ctx.services, ctx.Delivery, ctx.Channel
     settings.REMINDERS_DIGESTS = False
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 0
-    ctx.start_workers("a", {"REMINDERS_DIGESTS": "0", "REMINDERS_SLACK_CHANNEL_RATE": "0"})
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 0
+    ctx.start_workers("a", {"REMINDERS_DIGESTS": "0", "OUTBOX_SLACK_CHANNEL_RATE": "0"})
     fake = ctx.fake_slack()
     bare = ctx.fake_slack()
     channel = Channel.objects.create(name="bench", kind="slack_webhook", config={"url": fake.webhook_url()})
@@ -275,11 +275,11 @@ def _burst(args, ctx: SimpleNamespace, *, digests: bool) -> bool:
     settings, services, Delivery, Channel = ctx.settings, ctx.services, ctx.Delivery, ctx.Channel
     fake = ctx.fake_slack(rate_limit=1)
     settings.REMINDERS_DIGESTS = digests
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
     tag = "on" if digests else "off"
     worker_env = {
         "REMINDERS_DIGESTS": "1" if digests else "0",
-        "REMINDERS_SLACK_CHANNEL_RATE": "1",
+        "OUTBOX_SLACK_CHANNEL_RATE": "1",
         "SLACK_API_URL": fake.api_url,
     }
     ctx.start_workers(f"b{tag}", worker_env)

@@ -166,11 +166,11 @@ def _sweep_families(now) -> Iterator[GaugeMetricFamily]:
     completed.add_metric([], last.timestamp() if last else 0)
     lag = GaugeMetricFamily(
         "releasecal_sweep_lag_seconds",
-        "Seconds since the minute sweep last completed (-1: never); above REMINDERS_SWEEP_SECONDS it is late.",
+        "Seconds since the minute sweep last completed (-1: never); above OUTBOX_SWEEP_SECONDS it is late.",
     )
     lag.add_metric([], (now - last).total_seconds() if last else -1)
-    interval = GaugeMetricFamily("releasecal_sweep_interval_seconds", "REMINDERS_SWEEP_SECONDS: beat's sweep period.")
-    interval.add_metric([], settings.REMINDERS_SWEEP_SECONDS)
+    interval = GaugeMetricFamily("releasecal_sweep_interval_seconds", "OUTBOX_SWEEP_SECONDS: beat's sweep period.")
+    interval.add_metric([], settings.OUTBOX_SWEEP_SECONDS)
     return iter((completed, lag, interval))
 
 

@@ -260,7 +260,7 @@ def _send_one(notice: ScheduleNotice, delivery: NoticeDelivery) -> None:
 
 
 def _claimable(now: dt.datetime) -> Q:
-    lease = now - dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
+    lease = now - dt.timedelta(seconds=settings.OUTBOX_LEASE_SECONDS)
     due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
     return (Q(state=State.PENDING) & due) | Q(state=State.SENDING, claimed_at__lt=lease)
 
@@ -273,7 +273,7 @@ def _slack_key(delivery: NoticeDelivery) -> str | None:
 
 def _requeue(notice_id: int, slots: dict[str, float], countdown: float) -> None:
     """Queue the send again for the seconds it reserved (a countdown of at most
-    REMINDERS_SLACK_MAX_WAIT_SECONDS, far below the broker's visibility timeout)."""
+    OUTBOX_SLACK_MAX_WAIT_SECONDS, far below the broker's visibility timeout)."""
     current_app.tasks[SEND_TASK].apply_async(args=[notice_id], kwargs={"slots": slots}, countdown=countdown)
 
 
@@ -294,12 +294,12 @@ def notice_send(
     slots = slots or {}
     later: dict[str, float] = {}
     for delivery in NoticeDelivery.objects.filter(_claimable(now), notice=notice):
-        key = _slack_key(delivery) if settings.REMINDERS_SLACK_CHANNEL_RATE > 0 else None
+        key = _slack_key(delivery) if settings.OUTBOX_SLACK_CHANNEL_RATE > 0 else None
         if key is not None:
             clock = time.time()
             turn = ratelimit.turn(key, slot=slots.get(str(delivery.pk)), now=clock)
             if turn is None or turn > clock:
-                wait = settings.REMINDERS_SLACK_MAX_WAIT_SECONDS if turn is None else 0
+                wait = settings.OUTBOX_SLACK_MAX_WAIT_SECONDS if turn is None else 0
                 NoticeDelivery.objects.filter(pk=delivery.pk, state=State.PENDING).update(
                     next_attempt_at=now + dt.timedelta(seconds=wait) if wait else F("next_attempt_at"), updated_at=now
                 )
@@ -337,14 +337,14 @@ def notice_send(
 def _record_failure(delivery: NoticeDelivery, exc: TransportError, *, mine, now: dt.datetime) -> str:
     error = str(exc)[:2000]
     log.warning("notice delivery %s to %s: %s", delivery.pk, delivery.recipient, error)
-    if exc.permanent or delivery.attempts >= settings.REMINDERS_MAX_ATTEMPTS:
+    if exc.permanent or delivery.attempts >= settings.OUTBOX_MAX_ATTEMPTS:
         prefix = "" if exc.permanent else f"Gave up after {delivery.attempts} attempts: "
         mine.update(state=State.FAILED, last_error=(prefix + error)[:2000], next_attempt_at=None, updated_at=now)
         return "failed"
     delay = backoff_delay(
         delivery.attempts - 1,
-        base=settings.REMINDERS_RETRY_BASE_SECONDS,
-        cap=settings.REMINDERS_RETRY_MAX_SECONDS,
+        base=settings.OUTBOX_RETRY_BASE_SECONDS,
+        cap=settings.OUTBOX_RETRY_MAX_SECONDS,
         retry_after=exc.retry_after,
     )
     mine.update(

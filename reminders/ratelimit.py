@@ -2,7 +2,7 @@
 
 Slack accepts about one message per second per channel and answers 429 beyond it. Each
 post to a Slack target (a channel id, a DM's user id, a webhook URL) takes a slot: a
-one-second window of wall-clock time with room for ``REMINDERS_SLACK_CHANNEL_RATE``
+one-second window of wall-clock time with room for ``OUTBOX_SLACK_CHANNEL_RATE``
 messages. A slot is taken with ``cache.add`` + ``cache.incr`` (public cache API: atomic
 on Redis, so every worker process shares one count per window and target). The sweep
 reserves each Slack post's second when it queues it, with a countdown to that second:
@@ -66,18 +66,18 @@ def _take(name: str, rate: int, timeout: int) -> bool:
 def reserve(key: str, *, now: float | None = None) -> float | None:
     """Reserve one message to ``key`` in the first one-second window, from the current
     one on, that has room; return its start (epoch seconds). None when no window within
-    ``REMINDERS_SLACK_MAX_WAIT_SECONDS`` has room (the caller leaves the wait to the
+    ``OUTBOX_SLACK_MAX_WAIT_SECONDS`` has room (the caller leaves the wait to the
     ledger). With the limit off (rate 0), or the cache down, the current second.
 
     A hint (the window after the last one reserved; the windows before it are full while
     it lives) lets a burst of sends to one channel start where the previous reservation
     ended instead of probing every full second; the count in each window decides."""
     now = time.time() if now is None else now
-    rate = settings.REMINDERS_SLACK_CHANNEL_RATE
+    rate = settings.OUTBOX_SLACK_CHANNEL_RATE
     first = math.floor(now)
     if rate <= 0:
         return float(first)
-    horizon = settings.REMINDERS_SLACK_MAX_WAIT_SECONDS
+    horizon = settings.OUTBOX_SLACK_MAX_WAIT_SECONDS
     hint_name = f"{PREFIX}:{key}:next"
     try:
         hint = cache.get(hint_name)
@@ -97,7 +97,7 @@ def take_now(key: str, *, now: float | None = None) -> bool:
     """Take the current second for one message to ``key`` if it has room (a send that
     missed the second it reserved, rather than queue up behind every reservation)."""
     now = time.time() if now is None else now
-    rate = settings.REMINDERS_SLACK_CHANNEL_RATE
+    rate = settings.OUTBOX_SLACK_CHANNEL_RATE
     if rate <= 0:
         return True
     try:
@@ -109,7 +109,7 @@ def take_now(key: str, *, now: float | None = None) -> bool:
 
 def turn(key: str, *, slot: float | None = None, now: float | None = None) -> float | None:
     """The second a post to ``key`` goes in (epoch seconds): at or before ``now``, post
-    now; later, wait for it; None when no second within REMINDERS_SLACK_MAX_WAIT_SECONDS
+    now; later, wait for it; None when no second within OUTBOX_SLACK_MAX_WAIT_SECONDS
     has room (the caller leaves the row to a later sweep).
 
     ``slot`` is a second reserved earlier for this post: kept while it has not passed
@@ -128,11 +128,11 @@ def turn(key: str, *, slot: float | None = None, now: float | None = None) -> fl
 def hold(key: str, seconds: float, *, now: float | None = None) -> None:
     """Slack answered 429 with ``Retry-After: seconds``: mark the windows until then full."""
     now = time.time() if now is None else now
-    rate = settings.REMINDERS_SLACK_CHANNEL_RATE
+    rate = settings.OUTBOX_SLACK_CHANNEL_RATE
     if rate <= 0 or seconds <= 0:
         return
     first = math.floor(now)
-    last = math.ceil(now + min(seconds, settings.REMINDERS_SLACK_MAX_WAIT_SECONDS))
+    last = math.ceil(now + min(seconds, settings.OUTBOX_SLACK_MAX_WAIT_SECONDS))
     try:
         for window in range(first, last):
             cache.set(_window_key(key, window), rate, window - first + 2)

@@ -360,7 +360,7 @@ SLOT_AIM_SECONDS = 0.05
 
 def _requeue(delivery_ids: list[int], slot: float, countdown: float) -> None:
     """Queue the send for its reserved second (a countdown of at most
-    REMINDERS_SLACK_MAX_WAIT_SECONDS, far below the broker's visibility timeout)."""
+    OUTBOX_SLACK_MAX_WAIT_SECONDS, far below the broker's visibility timeout)."""
     args = [delivery_ids[0] if len(delivery_ids) == 1 else delivery_ids]
     countdown = max(0.0, countdown + SLOT_AIM_SECONDS)
     current_app.tasks[SEND_TASK].apply_async(args=args, kwargs={"slot": slot}, countdown=countdown)
@@ -378,7 +378,7 @@ def _wait_for_turn(
         return None
     waiting = Delivery.objects.filter(pk__in=delivery_ids, state=State.PENDING)
     if reserved is None:
-        wait = settings.REMINDERS_SLACK_MAX_WAIT_SECONDS
+        wait = settings.OUTBOX_SLACK_MAX_WAIT_SECONDS
         waiting.update(next_attempt_at=now + dt.timedelta(seconds=wait), queued_at=None, updated_at=now)
         return "deferred"
     waiting.update(queued_at=now, updated_at=now)
@@ -422,7 +422,7 @@ def deliveries_send(
     if not loaded:
         return "not-claimed"
     first = loaded[0]
-    key = ratelimit.target_key(first.channel, first.recipient) if settings.REMINDERS_SLACK_CHANNEL_RATE > 0 else None
+    key = ratelimit.target_key(first.channel, first.recipient) if settings.OUTBOX_SLACK_CHANNEL_RATE > 0 else None
     if key is not None:
         waited = _wait_for_turn(key, delivery_ids, slot=slot, now=now, requeue=requeue)
         if waited is not None:
@@ -531,7 +531,7 @@ def _record_failure(rows: list[Delivery], exc: TransportError, *, now: dt.dateti
     if exc.permanent:
         _mine(ids, now).update(state=State.FAILED, last_error=error, next_attempt_at=None, updated_at=now)
         return "failed"
-    limit = settings.REMINDERS_MAX_ATTEMPTS
+    limit = settings.OUTBOX_MAX_ATTEMPTS
     used_up = [row for row in rows if row.attempts >= limit]
     for attempts in sorted({row.attempts for row in used_up}):
         _mine([row.pk for row in used_up if row.attempts == attempts], now).update(
@@ -545,8 +545,8 @@ def _record_failure(rows: list[Delivery], exc: TransportError, *, now: dt.dateti
         return "failed"
     delay = backoff_delay(
         max(row.attempts for row in retrying) - 1,
-        base=settings.REMINDERS_RETRY_BASE_SECONDS,
-        cap=settings.REMINDERS_RETRY_MAX_SECONDS,
+        base=settings.OUTBOX_RETRY_BASE_SECONDS,
+        cap=settings.OUTBOX_RETRY_MAX_SECONDS,
         retry_after=exc.retry_after,
     )
     _mine([row.pk for row in retrying], now).update(
@@ -618,7 +618,7 @@ SWEEP_SLOT_LEAD_SECONDS = 1.0
 def _slack_targets(ids: list[int]) -> dict[int, str]:
     """The Slack target (``ratelimit.target_key``) of each row of ``ids`` that posts to
     Slack, in one query."""
-    if settings.REMINDERS_SLACK_CHANNEL_RATE <= 0 or not ids:
+    if settings.OUTBOX_SLACK_CHANNEL_RATE <= 0 or not ids:
         return {}
     targets = {}
     for row in Delivery.objects.filter(pk__in=ids).select_related("channel").only("pk", "recipient", "channel"):
@@ -631,7 +631,7 @@ def _slack_targets(ids: list[int]) -> dict[int, str]:
 def _enqueue_in_turn(group: list[int], key: str | None) -> bool:
     """Queue one send (a row or a digest). A Slack post reserves its channel's second
     here, once, and is queued with a countdown to it (at most
-    REMINDERS_SLACK_MAX_WAIT_SECONDS); the task posts in that second without reserving
+    OUTBOX_SLACK_MAX_WAIT_SECONDS); the task posts in that second without reserving
     again. False when no second within that wait has room: the rows are left to a later
     sweep (the caller sets their ``next_attempt_at``)."""
     arg = group[0] if len(group) == 1 else group
@@ -664,9 +664,9 @@ def deliveries_sweep(
     4. Due pending rows are marked queued and one send task per digest (the rows due
        for one channel or address whose rules may be combined; else per row) is queued.
        A Slack post's second is reserved here, once, and its task queued with a
-       countdown to it; rows with no second free within REMINDERS_SLACK_MAX_WAIT_SECONDS
+       countdown to it; rows with no second free within OUTBOX_SLACK_MAX_WAIT_SECONDS
        wait (``next_attempt_at``) for a later sweep.
-       A row queued less than ``REMINDERS_REQUEUE_SECONDS`` ago is not queued again: a
+       A row queued less than ``OUTBOX_REQUEUE_SECONDS`` ago is not queued again: a
        lost broker message costs at most that long.
     """
     now = now or tz.utc_now()
@@ -692,7 +692,7 @@ def deliveries_sweep(
     if failed:
         Delivery.objects.filter(pk__in=failed, state=State.PENDING).update(queued_at=None)
     if later:  # their channel's seconds are reserved as far as we wait: a later sweep
-        wait = dt.timedelta(seconds=settings.REMINDERS_SLACK_MAX_WAIT_SECONDS)
+        wait = dt.timedelta(seconds=settings.OUTBOX_SLACK_MAX_WAIT_SECONDS)
         Delivery.objects.filter(pk__in=later, state=State.PENDING).update(
             queued_at=None, next_attempt_at=now + wait, updated_at=now
         )
@@ -730,11 +730,11 @@ def _reclaim_and_miss(*, now: dt.datetime) -> tuple[int, int]:
     becomes ``missed``. Each UPDATE re-checks the state it changes, so a row a worker
     has just finished is left alone. Returns (reclaimed, missed).
     """
-    used_up = Q(attempts__gte=settings.REMINDERS_MAX_ATTEMPTS)
-    gave_up = f"Gave up: the sending worker was lost {settings.REMINDERS_MAX_ATTEMPTS} times"
+    used_up = Q(attempts__gte=settings.OUTBOX_MAX_ATTEMPTS)
+    gave_up = f"Gave up: the sending worker was lost {settings.OUTBOX_MAX_ATTEMPTS} times"
     lost = "Lease expired while sending (worker lost?); reclaimed. It may have been sent once already."
     reclaimed = Delivery.objects.filter(
-        state=State.SENDING, claimed_at__lt=now - dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS)
+        state=State.SENDING, claimed_at__lt=now - dt.timedelta(seconds=settings.OUTBOX_LEASE_SECONDS)
     ).update(
         state=Case(When(used_up, then=Value(State.FAILED)), default=Value(State.PENDING)),
         last_error=Case(When(used_up, then=Value(gave_up)), default=Value(lost)),
@@ -751,12 +751,12 @@ def _reclaim_and_miss(*, now: dt.datetime) -> tuple[int, int]:
 def _mark_due_queued(*, now: dt.datetime, limit: int | None) -> list[int]:
     """Mark due rows queued and return their ids.
 
-    Rows queued less than REMINDERS_REQUEUE_SECONDS ago are left alone; rows another
+    Rows queued less than OUTBOX_REQUEUE_SECONDS ago are left alone; rows another
     sweep is marking right now are skipped (``select_for_update(skip_locked=True)``,
     held until this transaction commits), so two sweeps at once split the work instead
     of both queuing it.
     """
-    cutoff = now - dt.timedelta(seconds=settings.REMINDERS_REQUEUE_SECONDS)
+    cutoff = now - dt.timedelta(seconds=settings.OUTBOX_REQUEUE_SECONDS)
     due = (
         Delivery.objects.select_for_update(skip_locked=True)
         .filter(state=State.PENDING, due_at__lte=now)

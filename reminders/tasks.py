@@ -5,7 +5,7 @@ message after its visibility timeout, so a long ETA would run twice. Time lives 
 ledger (``due_at``, ``next_attempt_at``); the minute sweep reads it. The one countdown
 is a send queued for its Slack channel's reserved second (reserved by the sweep, or by a
 send queued without one; ``reminders.ratelimit``: at most
-``REMINDERS_SLACK_MAX_WAIT_SECONDS``, far below the visibility timeout).
+``OUTBOX_SLACK_MAX_WAIT_SECONDS``, far below the visibility timeout).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def deliveries_sweep_task() -> dict:
     reject_on_worker_lost=True,
     # Killed well before the ledger's lease expires, so a live worker's send is never
     # reclaimed and sent again by another one.
-    soft_time_limit=settings.REMINDERS_SEND_SOFT_TIME_LIMIT,
-    time_limit=settings.REMINDERS_SEND_TIME_LIMIT,
+    soft_time_limit=settings.OUTBOX_SEND_SOFT_TIME_LIMIT,
+    time_limit=settings.OUTBOX_SEND_TIME_LIMIT,
 )
 def delivery_send_task(delivery_id: int | list[int], slot: float | None = None) -> str:
     """One delivery (its id) or a digest (its ids); ``slot``: the second reserved for it

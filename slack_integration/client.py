@@ -85,8 +85,8 @@ class HttpTransport:
 
     def __init__(self, *, wait_on_rate_limit: bool = True, tries: int | None = None, timeout: float | None = None):
         self.wait_on_rate_limit = wait_on_rate_limit
-        self.tries = tries  # None: REMINDERS_HTTP_TRIES
-        self.timeout = timeout  # None: REMINDERS_HTTP_TIMEOUT
+        self.tries = tries  # None: OUTBOX_HTTP_TRIES
+        self.timeout = timeout  # None: OUTBOX_HTTP_TIMEOUT
 
     @classmethod
     def session(cls) -> requests.Session:
@@ -98,22 +98,22 @@ class HttpTransport:
         self, url: str, *, json: dict | None = None, data: dict | None = None, headers: dict | None = None
     ) -> requests.Response:
         """POST ``json`` (a JSON body) or ``data`` (form-encoded)."""
-        tries = max(1, self.tries or settings.REMINDERS_HTTP_TRIES)
+        tries = max(1, self.tries or settings.OUTBOX_HTTP_TRIES)
         for attempt in range(tries):
             error = self._post_once(url, json=json, data=data, headers=headers)
             if not isinstance(error, TransportError):
                 return error
             if error.permanent or attempt == tries - 1 or (error.rate_limited and not self.wait_on_rate_limit):
                 raise error
-            if error.retry_after is not None and error.retry_after > settings.REMINDERS_HTTP_BACKOFF_MAX:
+            if error.retry_after is not None and error.retry_after > settings.OUTBOX_HTTP_BACKOFF_MAX:
                 # A long Retry-After is honoured by the caller's own schedule (the
                 # reminder ledger, Celery's retry), not by holding a worker asleep.
                 raise error
             time.sleep(
                 backoff_delay(
                     attempt,
-                    base=settings.REMINDERS_HTTP_BACKOFF_BASE,
-                    cap=settings.REMINDERS_HTTP_BACKOFF_MAX,
+                    base=settings.OUTBOX_HTTP_BACKOFF_BASE,
+                    cap=settings.OUTBOX_HTTP_BACKOFF_MAX,
                     retry_after=error.retry_after,
                 )
             )
@@ -122,7 +122,7 @@ class HttpTransport:
     def _post_once(
         self, url: str, *, json: dict | None, data: dict | None, headers: dict | None
     ) -> requests.Response | TransportError:
-        timeout = self.timeout or settings.REMINDERS_HTTP_TIMEOUT
+        timeout = self.timeout or settings.OUTBOX_HTTP_TIMEOUT
         try:
             response = self.session().post(url, json=json, data=data, headers=headers, timeout=timeout)
         except requests.Timeout:

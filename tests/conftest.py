@@ -43,15 +43,15 @@ if os.environ.get("CI", "").lower() == "true":
 
 
 # Slack's per-channel limit (reminders.ratelimit) is off in tests unless a test turns it
-# on (settings.REMINDERS_SLACK_CHANNEL_RATE, and the same in a worker's env): with it on,
+# on (settings.OUTBOX_SLACK_CHANNEL_RATE, and the same in a worker's env): with it on,
 # every test that sends twice to one fake channel would wait a second per message. The
 # environment reaches the workers and servers tests start.
-os.environ["REMINDERS_SLACK_CHANNEL_RATE"] = "0"
+os.environ["OUTBOX_SLACK_CHANNEL_RATE"] = "0"
 
 
 @pytest.fixture(autouse=True)
 def _slack_channel_rate_off(settings):
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 0
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 0
 
 
 @pytest.fixture(scope="session")

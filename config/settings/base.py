@@ -338,14 +338,14 @@ CELERY_TASK_TIME_LIMIT = 300
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-# Every REMINDERS_SWEEP_SECONDS (a minute), find due reminders and schedule notices and
+# Every OUTBOX_SWEEP_SECONDS (a minute), find due reminders and schedule notices and
 # queue their sends. A sweep not started before the next one is due is dropped (expires).
 # 1 to 120 s (config/env.py): well inside REMINDERS_STALL_MINUTES.
-REMINDERS_SWEEP_SECONDS = environment["REMINDERS_SWEEP_SECONDS"]
-_SWEEP_OPTIONS = {"expires": max(1.0, REMINDERS_SWEEP_SECONDS - 5)}
+OUTBOX_SWEEP_SECONDS = environment["OUTBOX_SWEEP_SECONDS"]
+_SWEEP_OPTIONS = {"expires": max(1.0, OUTBOX_SWEEP_SECONDS - 5)}
 CELERY_BEAT_SCHEDULE = {
-    "reminders-sweep": {"task": "reminders.sweep", "schedule": REMINDERS_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
-    "notices-sweep": {"task": "notices.sweep", "schedule": REMINDERS_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
+    "reminders-sweep": {"task": "reminders.sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
+    "notices-sweep": {"task": "notices.sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
 }
 
 # The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,
@@ -367,31 +367,34 @@ if INTAKE_IMAP_HOST:
         "options": {"expires": max(1.0, INTAKE_IMAP_POLL_SECONDS - 5)},
     }
 
+# The outbox (outbox/, docs/outbox.md): the claim, lease, backoff, give-up and rate-limit
+# turn every ledger shares (reminders, schedule notices, GitHub writes).
+OUTBOX_LEASE_SECONDS = environment["OUTBOX_LEASE_SECONDS"]
+OUTBOX_SEND_TIME_LIMIT = max(2, int(OUTBOX_LEASE_SECONDS * 0.8))
+OUTBOX_SEND_SOFT_TIME_LIMIT = max(1, int(OUTBOX_LEASE_SECONDS * 0.6))
+OUTBOX_REQUEUE_SECONDS = environment["OUTBOX_REQUEUE_SECONDS"]
+OUTBOX_MAX_ATTEMPTS = environment["OUTBOX_MAX_ATTEMPTS"]
+OUTBOX_RETRY_BASE_SECONDS = environment["OUTBOX_RETRY_BASE_SECONDS"]
+OUTBOX_RETRY_MAX_SECONDS = environment["OUTBOX_RETRY_MAX_SECONDS"]
+OUTBOX_HTTP_TIMEOUT = environment["OUTBOX_HTTP_TIMEOUT"]
+OUTBOX_HTTP_TRIES = environment["OUTBOX_HTTP_TRIES"]
+OUTBOX_HTTP_BACKOFF_BASE = environment["OUTBOX_HTTP_BACKOFF_BASE"]
+OUTBOX_HTTP_BACKOFF_MAX = environment["OUTBOX_HTTP_BACKOFF_MAX"]
+# Slack allows about one message per second per channel: messages per second per Slack
+# channel (or webhook, or DM), shared by every worker through the cache; 0 = no limit.
+OUTBOX_SLACK_CHANNEL_RATE = environment["OUTBOX_SLACK_CHANNEL_RATE"]
+# A send waiting for its channel's turn is queued again with a countdown to its reserved
+# second, at most this long (well below the broker's visibility timeout); a longer wait
+# goes back to the ledger (next_attempt_at) for a later sweep.
+OUTBOX_SLACK_MAX_WAIT_SECONDS = environment["OUTBOX_SLACK_MAX_WAIT_SECONDS"]
+
 # Reminders (see docs/reminders.md).
 REMINDERS_GRACE_MINUTES = environment["REMINDERS_GRACE_MINUTES"]
 # No completed sweep for this long: check_services and the admin say so, the team is alerted once.
 REMINDERS_STALL_MINUTES = environment["REMINDERS_STALL_MINUTES"]
-REMINDERS_LEASE_SECONDS = environment["REMINDERS_LEASE_SECONDS"]
-REMINDERS_SEND_TIME_LIMIT = max(2, int(REMINDERS_LEASE_SECONDS * 0.8))
-REMINDERS_SEND_SOFT_TIME_LIMIT = max(1, int(REMINDERS_LEASE_SECONDS * 0.6))
-REMINDERS_REQUEUE_SECONDS = environment["REMINDERS_REQUEUE_SECONDS"]
-REMINDERS_MAX_ATTEMPTS = environment["REMINDERS_MAX_ATTEMPTS"]
-REMINDERS_RETRY_BASE_SECONDS = environment["REMINDERS_RETRY_BASE_SECONDS"]
-REMINDERS_RETRY_MAX_SECONDS = environment["REMINDERS_RETRY_MAX_SECONDS"]
-REMINDERS_HTTP_TIMEOUT = environment["REMINDERS_HTTP_TIMEOUT"]
-REMINDERS_HTTP_TRIES = environment["REMINDERS_HTTP_TRIES"]
-REMINDERS_HTTP_BACKOFF_BASE = environment["REMINDERS_HTTP_BACKOFF_BASE"]
-REMINDERS_HTTP_BACKOFF_MAX = environment["REMINDERS_HTTP_BACKOFF_MAX"]
 # Deliveries due in the same sweep for the same channel (or email address) go out as one
 # digest when their rules allow it (ReminderRule.combine); off: one message per row.
 REMINDERS_DIGESTS = environment["REMINDERS_DIGESTS"]
-# Slack allows about one message per second per channel: messages per second per Slack
-# channel (or webhook, or DM), shared by every worker through the cache; 0 = no limit.
-REMINDERS_SLACK_CHANNEL_RATE = environment["REMINDERS_SLACK_CHANNEL_RATE"]
-# A send waiting for its channel's turn is queued again with a countdown to its reserved
-# second, at most this long (well below the broker's visibility timeout); a longer wait
-# goes back to the ledger (next_attempt_at) for a later sweep.
-REMINDERS_SLACK_MAX_WAIT_SECONDS = environment["REMINDERS_SLACK_MAX_WAIT_SECONDS"]
 REMINDERS_RELEASE_TEAM_EMAIL = environment["REMINDERS_RELEASE_TEAM_EMAIL"]
 # True under config.settings.production: setup_defaults then refuses an example address.
 RELEASECAL_PRODUCTION = False

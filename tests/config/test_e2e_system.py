@@ -75,7 +75,7 @@ REMINDER_CHANNEL = "C0E2EREMIND"
 # Beat sweeps a minute after it starts, then every minute. The reminder falls due this
 # long before a sweep, after gunicorn is up.
 REMINDER_BEFORE_SWEEP = 15
-# Beat sweeps every 20 s here (REMINDERS_SWEEP_SECONDS; a minute in production): the test
+# Beat sweeps every 20 s here (OUTBOX_SWEEP_SECONDS; a minute in production): the test
 # waits for a sweep after the reminder's time and for the one after it.
 SWEEP_SECONDS = 20
 
@@ -224,7 +224,7 @@ def test_a_request_filed_by_api_and_approved_in_the_admin_reaches_slack_the_feed
                 SLACK_BOT_TOKEN="xoxb-e2e-not-a-real-token",
                 SLACK_RELEASE_TEAM_CHANNEL=TEAM_CHANNEL,
                 CONN_MAX_AGE="0",
-                REMINDERS_SWEEP_SECONDS=str(SWEEP_SECONDS),
+                OUTBOX_SWEEP_SECONDS=str(SWEEP_SECONDS),
             )
             try:
                 _run_system(env, procs, slack, password=password, tmp_path=tmp_path)

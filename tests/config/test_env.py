@@ -37,7 +37,7 @@ def refusal(monkeypatch, **values: str) -> list[str]:
         ("NUM_PROXIES", "one", "NUM_PROXIES='one' is not an integer"),
         ("WEB_CONCURRENCY", "2.5", "WEB_CONCURRENCY='2.5' is not an integer"),
         ("CACHE_SOCKET_TIMEOUT", "fast", "CACHE_SOCKET_TIMEOUT='fast' is not a number"),
-        ("REMINDERS_SWEEP_SECONDS", "121", "REMINDERS_SWEEP_SECONDS must be 1 to 120, not 121"),
+        ("OUTBOX_SWEEP_SECONDS", "121", "OUTBOX_SWEEP_SECONDS must be 1 to 120, not 121"),
         ("NUM_PROXIES", "-1", "NUM_PROXIES must be 0 to 5, not -1"),
         ("INTAKE_IMAP_PORT", "70000", "INTAKE_IMAP_PORT must be 0 to 65535, not 70000"),
         ("LOG_FORMAT", "xml", "LOG_FORMAT must be one of plain, json, not xml"),
@@ -431,3 +431,18 @@ def test_the_development_settings_keep_their_embedded_key():
     result = run([sys.executable, "-c", f"from config import env; env.use_settings_module(); {code}"], environ)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == env.DEV_SECRET_KEY
+
+
+def test_the_outbox_s_old_reminders_names_still_read_with_a_warning(monkeypatch):
+    monkeypatch.setenv("REMINDERS_MAX_ATTEMPTS", "4")
+    with pytest.warns(
+        env.DeprecatedSettingWarning, match=r"^REMINDERS_MAX_ATTEMPTS is deprecated: set OUTBOX_MAX_ATTEMPTS instead$"
+    ):
+        assert env.read("OUTBOX_MAX_ATTEMPTS") == 4
+
+
+def test_every_outbox_setting_keeps_its_reminders_name():
+    outbox = [setting for setting in env.VARIABLES if setting.name.startswith("OUTBOX_")]
+    assert len(outbox) == 12
+    for setting in outbox:
+        assert setting.deprecated == ("REMINDERS_" + setting.name.removeprefix("OUTBOX_"),)

@@ -152,7 +152,7 @@ def test_each_outbox_shows_its_pending_failed_and_oldest_due_age(client, code_fr
     assert value(samples, "releasecal_outbox_oldest_pending_age_seconds", outbox="notices") == 0
 
 
-@override_settings(METRICS_TOKEN=TOKEN, REMINDERS_SWEEP_SECONDS=60.0)
+@override_settings(METRICS_TOKEN=TOKEN, OUTBOX_SWEEP_SECONDS=60.0)
 def test_the_sweeps_last_completion_and_lag(client):
     never = scrape(client)
     assert value(never, "releasecal_sweep_last_completed_timestamp_seconds") == 0

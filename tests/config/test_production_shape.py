@@ -57,9 +57,9 @@ def test_production_refuses_a_missing_or_weak_secret_key(key):
 
 @pytest.mark.parametrize("value", ["0", "121", "-5"])
 def test_a_sweep_interval_out_of_range_is_refused_at_start(value):
-    result = run([sys.executable, "manage.py", "check"], {**production_env(), "REMINDERS_SWEEP_SECONDS": value})
+    result = run([sys.executable, "manage.py", "check"], {**production_env(), "OUTBOX_SWEEP_SECONDS": value})
     assert result.returncode != 0
-    assert f"REMINDERS_SWEEP_SECONDS must be 1 to 120, not {value}" in result.stderr
+    assert f"OUTBOX_SWEEP_SECONDS must be 1 to 120, not {value}" in result.stderr
 
 
 def test_the_sweep_interval_sets_both_sweeps_of_beat():
@@ -68,7 +68,7 @@ def test_the_sweep_interval_sets_both_sweeps_of_beat():
         "print(sorted((k, v['schedule'], v['options']['expires']) "
         "for k, v in s.CELERY_BEAT_SCHEDULE.items() if k.endswith('-sweep')))"
     )
-    env = {**production_env(), "REMINDERS_SWEEP_SECONDS": "20"}
+    env = {**production_env(), "OUTBOX_SWEEP_SECONDS": "20"}
     result = run([sys.executable, "manage.py", "shell", "-c", code], env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[('notices-sweep', 20.0, 15.0), ('reminders-sweep', 20.0, 15.0)]"

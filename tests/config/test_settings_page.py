@@ -32,7 +32,9 @@ def test_the_page_lists_every_variable_with_its_type_default_and_file_form():
         assert len(cells) == 5, row
         assert cells[1]
         assert cells[2]
-        assert cells[3] == setting.help
+        old_names = ", ".join(f"`{old}`" for old in setting.deprecated)
+        plural = "s" if len(setting.deprecated) > 1 else ""
+        assert cells[3] == (f"{setting.help} Old name{plural}: {old_names}." if old_names else setting.help)
         assert cells[4] == ("yes" if setting.secret else "")
 
 

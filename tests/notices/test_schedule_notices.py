@@ -209,7 +209,7 @@ def test_a_freeze_move_does_not_concern_a_kep_whose_grant_stays_later(
 def test_a_retry_sends_only_what_failed_and_nothing_twice(
     settings, granted, linked_owner, code_freeze, fake_slack, eager_celery, django_capture_on_commit_callbacks
 ):
-    settings.REMINDERS_HTTP_TRIES = 1  # the client's own retry off: the ledger's retry is under test
+    settings.OUTBOX_HTTP_TRIES = 1  # the client's own retry off: the ledger's retry is under test
     fake_slack.fail_next(1, status=503)  # the channel's post (the first row) fails, transiently
     _save(code_freeze, django_capture_on_commit_callbacks, at=tz.parse_wall_time("2024-07-28 19:00", LA))
     channel_row = NoticeDelivery.objects.get(recipient="channel:C0RELEASE")
@@ -242,7 +242,7 @@ def test_a_row_held_by_another_sender_is_not_sent_again(
     assert notice_send(notice_id=notice.pk, now=now)["sent"] == 1  # the email only
     assert _posts(fake_slack) == []
     # Its sender lost (lease over): the row is sent, once.
-    after_lease = now + dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS + 1)
+    after_lease = now + dt.timedelta(seconds=settings.OUTBOX_LEASE_SECONDS + 1)
     assert notice_send(notice_id=notice.pk, now=after_lease)["sent"] == 1
     assert notice_send(notice_id=notice.pk, now=after_lease)["sent"] == 0
     assert len(_posts(fake_slack, "C0RELEASE")) == 1
@@ -267,7 +267,7 @@ def _send_in_turn(notice_id: int) -> list[float]:
 def test_the_channel_s_turn_is_shared_with_the_reminders_and_waited_for(
     settings, kep, code_freeze, django_capture_on_commit_callbacks
 ):
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
     with FakeSlack(rate_limit=1) as fake:
         settings.SLACK_BOT_TOKEN, settings.SLACK_API_URL = "xoxb-test", fake.api_url
         settings.SLACK_RELEASE_TEAM_CHANNEL = "C0TURN"

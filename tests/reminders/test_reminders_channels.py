@@ -19,10 +19,10 @@ State = Delivery.State
 
 @pytest.fixture(autouse=True)
 def _fast_backoff(settings):
-    settings.REMINDERS_HTTP_TRIES = 3
-    settings.REMINDERS_HTTP_BACKOFF_BASE = 0.01
-    settings.REMINDERS_HTTP_BACKOFF_MAX = 0.5
-    settings.REMINDERS_MAX_ATTEMPTS = 3
+    settings.OUTBOX_HTTP_TRIES = 3
+    settings.OUTBOX_HTTP_BACKOFF_BASE = 0.01
+    settings.OUTBOX_HTTP_BACKOFF_MAX = 0.5
+    settings.OUTBOX_MAX_ATTEMPTS = 3
 
 
 def _due_row(ch: Channel) -> Delivery:
@@ -161,8 +161,8 @@ def test_a_failing_channel_fails_its_deliveries_until_cleared(kinds, fake_slack)
 
 
 def test_a_timeout_is_transient(settings):
-    settings.REMINDERS_HTTP_TRIES = 1
-    settings.REMINDERS_HTTP_TIMEOUT = 0.2
+    settings.OUTBOX_HTTP_TRIES = 1
+    settings.OUTBOX_HTTP_TIMEOUT = 0.2
     fake = FakeSlack(delay=1.0).start()
     try:
         with pytest.raises(TransportError) as caught:

@@ -171,7 +171,7 @@ def test_a_row_cancelled_after_the_sweep_drops_out_of_its_digest(kinds, bot, fak
 
 @pytest.mark.django_db
 def test_a_failed_digest_retries_as_a_whole(kinds, bot, fake_slack, settings):
-    settings.REMINDERS_HTTP_TRIES = 1
+    settings.OUTBOX_HTTP_TRIES = 1
     rule(bot, offsets="3d")
     rows = _rows(bot, _freezes(3))
     ids = [r.pk for r in rows]
@@ -233,8 +233,8 @@ def shared_cache():
 
 
 def test_the_rate_limit_gives_each_second_to_one_message_per_channel(settings, shared_cache):
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
-    settings.REMINDERS_SLACK_MAX_WAIT_SECONDS = 3
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_MAX_WAIT_SECONDS = 3
     now = math.floor(time.time()) + 0.5
     assert ratelimit.reserve("chan:C1", now=now) == now - 0.5
     assert ratelimit.reserve("chan:C1", now=now) == now + 0.5  # the next second
@@ -242,12 +242,12 @@ def test_the_rate_limit_gives_each_second_to_one_message_per_channel(settings, s
     assert ratelimit.reserve("chan:C1", now=now) == now + 1.5
     assert ratelimit.reserve("chan:C1", now=now) == now + 2.5
     assert ratelimit.reserve("chan:C1", now=now) is None  # nothing free within 3 s: the ledger waits
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 2
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 2
     assert ratelimit.reserve("chan:C3", now=now) == ratelimit.reserve("chan:C3", now=now) == now - 0.5
 
 
 def test_a_429_holds_the_channel_for_its_retry_after(settings, shared_cache):
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
     now = math.floor(time.time()) + 0.5
     ratelimit.hold("chan:C9", 2, now=now)
     assert ratelimit.reserve("chan:C9", now=now) == now + 2.5
@@ -255,8 +255,8 @@ def test_a_429_holds_the_channel_for_its_retry_after(settings, shared_cache):
 
 def test_a_posts_turn_keeps_its_reserved_second_and_takes_a_free_one_when_woken_late(settings, shared_cache):
     """``ratelimit.turn``, used by reminders and schedule notices alike."""
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
-    settings.REMINDERS_SLACK_MAX_WAIT_SECONDS = 3
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_MAX_WAIT_SECONDS = 3
     now = math.floor(time.time()) + 0.5
     assert ratelimit.turn("chan:T1", now=now) == now - 0.5  # nothing reserved: the current second
     assert ratelimit.turn("chan:T1", slot=now + 1.5, now=now) == now + 1.5  # woken early: wait on for it
@@ -271,7 +271,7 @@ def test_a_posts_turn_keeps_its_reserved_second_and_takes_a_free_one_when_woken_
 
 @pytest.mark.django_db
 def test_a_send_waits_for_its_channels_second_without_claiming(kinds, bot, fake_slack, settings, shared_cache):
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
     rule(bot, offsets="3d").__class__.objects.update(combine=False)
     first, second = _rows(bot, _freezes(2))
     requeued = []
@@ -298,7 +298,7 @@ def test_a_send_waits_for_its_channels_second_without_claiming(kinds, bot, fake_
 
 @pytest.mark.django_db
 def test_the_second_message_of_a_split_digest_waits_for_its_own_second(kinds, bot, fake_slack, settings, shared_cache):
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
     rule(bot, offsets="3d")
     freezes = _freezes(
         50, description="d" * 1500, apart=dt.timedelta(seconds=30)
@@ -332,7 +332,7 @@ def test_the_second_message_of_a_split_digest_waits_for_its_own_second(kinds, bo
 def test_a_send_woken_after_its_second_takes_the_current_one_or_reserves_again(
     kinds, bot, fake_slack, settings, shared_cache
 ):
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
     rule(bot, offsets="3d").__class__.objects.update(combine=False)
     first, second = _rows(bot, _freezes(2))
     now = second.due_at

@@ -225,9 +225,9 @@ def test_the_sweep_queues_each_due_delivery_once_per_requeue_period(freeze_rules
 def test_the_sweep_reclaims_a_delivery_stuck_in_sending_after_the_lease(freeze_rules, settings, mailoutbox):
     row = _rows(code_freeze_of(future_release(freeze_at=hour_from_now(20))))["3d"]
     assert services.delivery_claim(delivery_id=row.pk, now=row.due_at)  # then the worker died
-    within = row.due_at + dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS - 1)
+    within = row.due_at + dt.timedelta(seconds=settings.OUTBOX_LEASE_SECONDS - 1)
     assert services.deliveries_sweep(now=within, enqueue=lambda _: None).reclaimed == 0
-    after = row.due_at + dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS + 1)
+    after = row.due_at + dt.timedelta(seconds=settings.OUTBOX_LEASE_SECONDS + 1)
     queued = []
     result = services.deliveries_sweep(now=after, enqueue=queued.append)
     assert result.reclaimed == 1
@@ -238,10 +238,10 @@ def test_the_sweep_reclaims_a_delivery_stuck_in_sending_after_the_lease(freeze_r
 
 
 def test_the_sweep_gives_up_on_a_delivery_whose_workers_keep_dying(freeze_rules, settings):
-    settings.REMINDERS_MAX_ATTEMPTS = 1
+    settings.OUTBOX_MAX_ATTEMPTS = 1
     row = _rows(code_freeze_of(future_release(freeze_at=hour_from_now(20))))["3d"]
     assert services.delivery_claim(delivery_id=row.pk, now=row.due_at)
-    later = row.due_at + dt.timedelta(seconds=settings.REMINDERS_LEASE_SECONDS + 1)
+    later = row.due_at + dt.timedelta(seconds=settings.OUTBOX_LEASE_SECONDS + 1)
     assert services.deliveries_sweep(now=later, enqueue=lambda _: None).reclaimed == 1
     row.refresh_from_db()
     assert row.state == State.FAILED

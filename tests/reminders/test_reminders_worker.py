@@ -89,9 +89,9 @@ def test_a_worker_killed_with_sigkill_mid_send_loses_nothing(broker, webhook, fa
     in ``sending`` until the lease expires, then the sweep queues them again. Duplicates:
     exactly one per send in flight at the kill (Slack received it, the worker died
     before recording it), so exactly the worker's concurrency."""
-    settings.REMINDERS_LEASE_SECONDS = 6
-    settings.REMINDERS_REQUEUE_SECONDS = 3
-    env = {"REMINDERS_LEASE_SECONDS": "6", "REMINDERS_REQUEUE_SECONDS": "3"}
+    settings.OUTBOX_LEASE_SECONDS = 6
+    settings.OUTBOX_REQUEUE_SECONDS = 3
+    env = {"OUTBOX_LEASE_SECONDS": "6", "OUTBOX_REQUEUE_SECONDS": "3"}
     milestone, hook = webhook
     ids = due_deliveries(milestone=milestone, channel=hook, count=20)
     first = workers(broker=broker, name="doomed", concurrency=2, env=env)
@@ -123,14 +123,14 @@ def test_redis_restarted_during_a_burst_still_delivers_every_reminder(webhook, f
     were killed in the middle of may then go out twice (bounded below)."""
     require_postgres()
     redis_url_or_skip("REDIS_URL")  # the machine's Redis is not touched; we only need redis-server
-    settings.REMINDERS_REQUEUE_SECONDS = 3
-    settings.REMINDERS_LEASE_SECONDS = 8
+    settings.OUTBOX_REQUEUE_SECONDS = 3
+    settings.OUTBOX_LEASE_SECONDS = 8
     own = ThrowawayRedis(tmp_path).start()
     try:
         milestone, hook = webhook
         ids = due_deliveries(milestone=milestone, channel=hook, count=120)
         fake_slack.delay = 0.03
-        env = {"REMINDERS_REQUEUE_SECONDS": "3", "REMINDERS_LEASE_SECONDS": "8"}
+        env = {"OUTBOX_REQUEUE_SECONDS": "3", "OUTBOX_LEASE_SECONDS": "8"}
         started = [workers(broker=own.url, name="burst0", concurrency=2, env=env)]
         # Celery lets CELERY_BROKER_URL in the environment override an app's broker, so
         # the producer names its connection explicitly. It must not become the current

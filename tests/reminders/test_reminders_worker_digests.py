@@ -112,7 +112,7 @@ def test_a_429_with_retry_after_waits_in_the_ledger_and_a_later_sweep_sends_once
 def test_a_failed_digest_is_retried_as_a_whole(broker, kinds, fake_slack, workers):
     _milestones, ids = _digest_rows(kinds, fake_slack, 6)
     fake_slack.fail_next(1, status=500)
-    env = {"REMINDERS_HTTP_TRIES": "1", "REMINDERS_RETRY_BASE_SECONDS": "2"}
+    env = {"OUTBOX_HTTP_TRIES": "1", "OUTBOX_RETRY_BASE_SECONDS": "2"}
     workers(broker=broker, name="retry", concurrency=2, env=env)
     services.deliveries_sweep()
 
@@ -141,7 +141,7 @@ def test_a_burst_that_may_not_be_combined_gets_its_seconds_from_the_sweep_and_go
     measures them (bench/reminders_bench.py); here a 429'd row waits in the ledger and the
     next sweep sends it, so the test holds on a loaded machine too."""
     fake_slack.rate_limit = 1
-    settings.REMINDERS_SLACK_CHANNEL_RATE = 1
+    settings.OUTBOX_SLACK_CHANNEL_RATE = 1
     per_channel, channels = 4, 3
     release = future_release(freeze_at=hour_from_now(20))
     freeze = MilestoneKind.objects.get(slug="code-freeze")

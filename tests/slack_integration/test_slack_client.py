@@ -20,9 +20,9 @@ from slack_integration.models import SlackDecisionMessage
 
 @pytest.fixture(autouse=True)
 def _fast_backoff(settings):
-    settings.REMINDERS_HTTP_TRIES = 3
-    settings.REMINDERS_HTTP_BACKOFF_BASE = 0.01
-    settings.REMINDERS_HTTP_BACKOFF_MAX = 0.5
+    settings.OUTBOX_HTTP_TRIES = 3
+    settings.OUTBOX_HTTP_BACKOFF_BASE = 0.01
+    settings.OUTBOX_HTTP_BACKOFF_MAX = 0.5
 
 
 def _refused_with(fake_slack, error: str) -> TransportError:

@@ -364,7 +364,7 @@ def test_a_requester_without_slack_gets_no_dm(
 def test_a_failed_dm_is_retried_by_the_task_and_then_sent_once(
     pending_request, linked, release_team_member, fake_slack, settings
 ):
-    settings.REMINDERS_HTTP_TRIES = 1
+    settings.OUTBOX_HTTP_TRIES = 1
     exception_request_approve(request=pending_request, actor=release_team_member)
     fake_slack.fail_next(1, status=503)
     with pytest.raises(TransportError, match="Server error 503"):

@@ -36,7 +36,7 @@ def worker(tmp_path, fake_slack):
             "SLACK_API_URL": fake_slack.api_url,
             "SLACK_BOT_TOKEN": "xoxb-test",
             "SLACK_RELEASE_TEAM_CHANNEL": "C0RELEASE",
-            "REMINDERS_HTTP_TRIES": "2",
+            "OUTBOX_HTTP_TRIES": "2",
         }
         started = Worker(broker=broker, name=queue, concurrency=1, env=env, log_dir=tmp_path, queue=queue)
         try:
