@@ -30,12 +30,12 @@ from django.db.models import F, Q
 from exceptions.models import ExceptionRequest
 from exceptions.selectors import Deadline, effective_deadline, grant_conflicts, hard_stop_conflicts
 from notices.models import NoticeDelivery, ScheduleNotice
+from outbox import ratelimit
 from outbox.errors import TransportError, backoff_delay
 from outbox.smtp import send_email
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone, Release, Tracking
 from releasecal.selectors import release_hard_stop
-from reminders import ratelimit
 from slack_integration import mrkdwn
 from slack_integration.client import bot_client
 

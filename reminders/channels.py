@@ -10,11 +10,13 @@ channel failing.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import ClassVar
 
 from django.conf import settings
 
+from outbox.ratelimit import conversation_key
 from outbox.smtp import send_email
 from reminders.messages import DigestPart, Message, render_email_digest, render_slack_digest
 from slack_integration.client import SlackClient, post_webhook
@@ -146,6 +148,19 @@ class KepOwnersChannel(ChannelSender):
 SENDERS: dict[str, type[ChannelSender]] = {
     cls.kind: cls for cls in (EmailChannel, SlackWebhookChannel, SlackBotChannel, KepOwnersChannel)
 }
+
+
+def target_key(channel, recipient: str) -> str | None:
+    """The Slack target a delivery posts to (its key in ``outbox.ratelimit``), or None
+    when it is not a Slack post."""
+    config = channel.config or {}
+    if channel.kind == "slack_bot":
+        return conversation_key(config.get("channel", ""))
+    if channel.kind == "kep_owners" and recipient.startswith("slack:"):
+        return conversation_key(recipient.removeprefix("slack:"))
+    if channel.kind == "slack_webhook":
+        return "hook:" + hashlib.sha256(str(config.get("url", "")).encode()).hexdigest()[:24]
+    return None
 
 
 def sender_for(channel) -> ChannelSender:

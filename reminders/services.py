@@ -3,7 +3,9 @@
 The ledger is the single source of truth. Rows are created (``deliveries_sync_*``)
 when rules, milestones or decisions change; the minute sweep queues the due ones; a
 send task claims its row with one conditional UPDATE and proceeds only if it changed
-exactly one row. See docs/reminders.md for the exactly-once argument.
+exactly one row. The claim, lease, backoff, give-up, rate-limit turn and the 429 rule
+are the outbox's (``outbox.ledger``; this ledger: ``LEDGER``). See docs/reminders.md
+for the exactly-once argument.
 """
 
 from __future__ import annotations
@@ -17,18 +19,19 @@ from dataclasses import dataclass, field
 from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Exists, F, Q, Value, When
+from django.db.models import Exists, F, Q
 from django.db.models.functions import Coalesce
 
 from exceptions.models import ExceptionRequest
 from exceptions.selectors import effective_deadline
-from outbox.errors import TransportError, backoff_delay
+from outbox import ratelimit
+from outbox.errors import TransportError
+from outbox.ledger import Ledger
 from releasecal import tz
 from releasecal.errors import DomainError
 from releasecal.models import EnhancementOwner, Milestone, MilestoneKind, Tracking
 from releasecal.services import milestone_kinds_ensure
-from reminders import ratelimit
-from reminders.channels import sender_for
+from reminders.channels import sender_for, target_key
 from reminders.messages import message_for_delivery
 from reminders.models import Channel, Delivery, ReminderRule
 from reminders.offsets import parse_offsets
@@ -36,6 +39,8 @@ from reminders.offsets import parse_offsets
 log = logging.getLogger(__name__)
 
 State = Delivery.State
+# The reminder ledger in the outbox's machinery: a row is claimable once its time has come.
+LEDGER = Ledger(model=Delivery, name="reminders", due=lambda now: Q(due_at__lte=now), queued_field="queued_at")
 Rule = ReminderRule.AppliesTo
 
 TRACKED_STATUSES = (
@@ -316,35 +321,14 @@ def deliveries_create_for_event(
 
 def delivery_claim(*, delivery_id: int, now: dt.datetime) -> bool:
     """Take the row for sending: true for exactly one caller, however many try."""
-    changed = (
-        Delivery.objects.filter(pk=delivery_id, state=State.PENDING, due_at__lte=now)
-        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-        .update(state=State.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
-    )
-    return changed == 1
+    return LEDGER.claim([delivery_id], now=now) == [delivery_id]
 
 
 def deliveries_claim(*, delivery_ids: list[int], now: dt.datetime) -> list[int]:
     """Take the claimable rows of a digest for sending, together: the ids claimed, each
-    for exactly one caller however many try. Rows locked in id order (no deadlock between
-    two claimers), re-checked and moved to ``sending`` in one transaction; a row
+    for exactly one caller however many try (``outbox.ledger.Ledger.claim``); a row
     cancelled, sent or not yet due is left out."""
-    due = (
-        Delivery.objects.filter(pk__in=delivery_ids, state=State.PENDING, due_at__lte=now)
-        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-        .order_by("pk")
-    )
-    with transaction.atomic():
-        ids = list(due.select_for_update().values_list("pk", flat=True))
-        if not ids:
-            return []
-        due.filter(pk__in=ids).update(state=State.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
-        # (Without row locks, as on SQLite, the conditional UPDATE alone decides.)
-        return list(
-            Delivery.objects.filter(pk__in=ids, state=State.SENDING, claimed_at=now)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
+    return LEDGER.claim(delivery_ids, now=now)
 
 
 def delivery_send(*, delivery_id: int, now: dt.datetime | None = None) -> str:
@@ -372,20 +356,14 @@ def _wait_for_turn(
     """None when this send may post to ``key`` now; otherwise what was done instead: the
     send queued again for the second it reserved, or (no second free soon enough) the rows
     left to a later sweep. Only pending rows are touched: nothing is claimed yet."""
-    clock = time.time()
-    reserved = ratelimit.turn(key, slot=slot, now=clock)
-    if reserved is not None and reserved <= clock:
+    wait = LEDGER.wait_for_turn(key, delivery_ids, slot=slot, now=now)
+    if wait is None:
         return None
-    waiting = Delivery.objects.filter(pk__in=delivery_ids, state=State.PENDING)
-    if reserved is None:
-        wait = settings.OUTBOX_SLACK_MAX_WAIT_SECONDS
-        waiting.update(next_attempt_at=now + dt.timedelta(seconds=wait), queued_at=None, updated_at=now)
-        return "deferred"
-    waiting.update(queued_at=now, updated_at=now)
-    try:
-        requeue(delivery_ids, reserved, reserved - clock)
-    except Exception:  # broker down: queued_at lets a later sweep queue it again
-        log.warning("could not queue deliveries %s again", delivery_ids, exc_info=True)
+    if wait.until is not None:
+        try:
+            requeue(delivery_ids, wait.until, wait.until - time.time())
+        except Exception:  # broker down: queued_at lets a later sweep queue it again
+            log.warning("could not queue deliveries %s again", delivery_ids, exc_info=True)
     return "deferred"
 
 
@@ -403,8 +381,9 @@ def deliveries_send(
     claimed and drops out), sent as one message (or as few as Slack's limits allow: each
     part's rows are marked sent in one UPDATE once Slack accepted it), and on failure
     retried together (one next attempt time). Posting to Slack waits for its channel's
-    turn (``reminders.ratelimit``) before anything is claimed; a 429 puts the rows back
-    to pending with ``next_attempt_at`` = now + Retry-After for a later sweep.
+    turn (``outbox.ratelimit``) before anything is claimed; a 429 puts the rows back
+    to pending with ``next_attempt_at`` = now + Retry-After for a later sweep (the 429
+    rule, ``outbox.ledger.Ledger.record_failure``).
     """
     injected = now is not None
     now = now or tz.utc_now()
@@ -422,7 +401,7 @@ def deliveries_send(
     if not loaded:
         return "not-claimed"
     first = loaded[0]
-    key = ratelimit.target_key(first.channel, first.recipient) if settings.OUTBOX_SLACK_CHANNEL_RATE > 0 else None
+    key = target_key(first.channel, first.recipient) if settings.OUTBOX_SLACK_CHANNEL_RATE > 0 else None
     if key is not None:
         waited = _wait_for_turn(key, delivery_ids, slot=slot, now=now, requeue=requeue)
         if waited is not None:
@@ -440,7 +419,7 @@ def deliveries_send(
     failing = [row for row in rows if row.channel.failing]
     for row in failing:
         channel = row.channel
-        _mine([row.pk], now).update(
+        LEDGER.held([row.pk], now=now).update(
             state=State.FAILED,
             last_error=f"Channel {channel.name} is failing: {channel.last_error}. Fix and save it, then retry."[:2000],
             updated_at=now,
@@ -471,7 +450,7 @@ def deliveries_send(
             # The next message of a split digest takes its own turn: the rest is released
             # (nothing was sent for it) and waits for its second like any send.
             released = [row.pk for row in left]
-            _mine(released, now).update(state=State.PENDING, attempts=F("attempts") - 1, updated_at=now)
+            LEDGER.give_back(released, now=now)
             waited = _wait_for_turn(key, released, slot=None, now=now, requeue=requeue)
             if waited is not None:
                 return waited
@@ -480,83 +459,22 @@ def deliveries_send(
         try:
             sender.send_part(part, recipient)
         except TransportError as exc:
-            if exc.rate_limited:
-                return _record_rate_limited(left, exc, key=key, now=now)
-            return _record_failure(left, exc, now=now)
+            return _record_failure(left, exc, now=now, target=key)
         except Exception as exc:  # a bug or a soft time limit: retried up to the bound, visible in the admin
             log.exception("deliveries %s: unexpected error", [row.pk for row in left])
             return _record_failure(left, TransportError(f"{exc.__class__.__name__}: {exc}"), now=now)
         # One UPDATE: every row of the message is sent, or (had it failed) none.
-        _mine([row.pk for row in part_rows], now).update(
-            state=State.SENT,
-            sent_at=now if injected else tz.utc_now(),
-            last_error="",
-            next_attempt_at=None,
-            updated_at=now,
-        )
+        LEDGER.record_sent([row.pk for row in part_rows], now=now, sent_at=now if injected else tz.utc_now())
     return outcome
 
 
-def _mine(ids: list[int], now: dt.datetime):
-    """The rows of ``ids`` this send claimed (at ``now``) and still holds."""
-    return Delivery.objects.filter(pk__in=ids, state=State.SENDING, claimed_at=now)
-
-
-def _record_rate_limited(rows: list[Delivery], exc: TransportError, *, key: str | None, now: dt.datetime) -> str:
-    """Slack answered 429: the rows wait, pending, until Retry-After has passed, and a
-    later sweep sends them. Not a failed attempt (the claim's count is given back), and
-    no worker sleeps through it; the channel's next seconds are marked full."""
-    wait = exc.retry_after if exc.retry_after is not None else 1.0
-    if key is not None:
-        ratelimit.hold(key, wait)
-    _mine([row.pk for row in rows], now).update(
-        state=State.PENDING,
-        attempts=F("attempts") - 1,
-        last_error=f"Rate limited by Slack (429): not before {wait:g} s later"[:2000],
-        next_attempt_at=now + dt.timedelta(seconds=wait),
-        queued_at=None,
-        updated_at=now,
-    )
-    return "rate-limited"
-
-
-def _record_failure(rows: list[Delivery], exc: TransportError, *, now: dt.datetime) -> str:
-    """A failed send of ``rows`` (one message): they retry together, at one next attempt
-    time, or fail (a permanent error; a row whose attempts are used up)."""
-    error = str(exc)[:2000]
+def _record_failure(rows: list[Delivery], exc: TransportError, *, now: dt.datetime, target: str | None = None) -> str:
+    """A failed send of ``rows`` (one message): a channel the error disables is marked
+    failing; the rest (the 429 rule, retry, give-up) is the outbox's."""
     if exc.disable_channel:
         for channel in {row.channel_id: row.channel for row in rows}.values():
-            channel_mark_failing(channel=channel, error=error, now=now)
-    ids = [row.pk for row in rows]
-    if exc.permanent:
-        _mine(ids, now).update(state=State.FAILED, last_error=error, next_attempt_at=None, updated_at=now)
-        return "failed"
-    limit = settings.OUTBOX_MAX_ATTEMPTS
-    used_up = [row for row in rows if row.attempts >= limit]
-    for attempts in sorted({row.attempts for row in used_up}):
-        _mine([row.pk for row in used_up if row.attempts == attempts], now).update(
-            state=State.FAILED,
-            last_error=f"Gave up after {attempts} attempts: {error}"[:2000],
-            next_attempt_at=None,
-            updated_at=now,
-        )
-    retrying = [row for row in rows if row.attempts < limit]
-    if not retrying:
-        return "failed"
-    delay = backoff_delay(
-        max(row.attempts for row in retrying) - 1,
-        base=settings.OUTBOX_RETRY_BASE_SECONDS,
-        cap=settings.OUTBOX_RETRY_MAX_SECONDS,
-        retry_after=exc.retry_after,
-    )
-    _mine([row.pk for row in retrying], now).update(
-        state=State.PENDING,
-        last_error=error,
-        next_attempt_at=now + dt.timedelta(seconds=delay),
-        queued_at=None,
-        updated_at=now,
-    )
-    return "retry"
+            channel_mark_failing(channel=channel, error=str(exc)[:2000], now=now)
+    return LEDGER.record_failure(rows, exc, now=now, target=target)
 
 
 def channel_mark_failing(*, channel: Channel, error: str, now: dt.datetime | None = None) -> None:
@@ -616,13 +534,13 @@ SWEEP_SLOT_LEAD_SECONDS = 1.0
 
 
 def _slack_targets(ids: list[int]) -> dict[int, str]:
-    """The Slack target (``ratelimit.target_key``) of each row of ``ids`` that posts to
+    """The Slack target (``channels.target_key``) of each row of ``ids`` that posts to
     Slack, in one query."""
     if settings.OUTBOX_SLACK_CHANNEL_RATE <= 0 or not ids:
         return {}
     targets = {}
     for row in Delivery.objects.filter(pk__in=ids).select_related("channel").only("pk", "recipient", "channel"):
-        key = ratelimit.target_key(row.channel, row.recipient)
+        key = target_key(row.channel, row.recipient)
         if key is not None:
             targets[row.pk] = key
     return targets
@@ -730,18 +648,7 @@ def _reclaim_and_miss(*, now: dt.datetime) -> tuple[int, int]:
     becomes ``missed``. Each UPDATE re-checks the state it changes, so a row a worker
     has just finished is left alone. Returns (reclaimed, missed).
     """
-    used_up = Q(attempts__gte=settings.OUTBOX_MAX_ATTEMPTS)
-    gave_up = f"Gave up: the sending worker was lost {settings.OUTBOX_MAX_ATTEMPTS} times"
-    lost = "Lease expired while sending (worker lost?); reclaimed. It may have been sent once already."
-    reclaimed = Delivery.objects.filter(
-        state=State.SENDING, claimed_at__lt=now - dt.timedelta(seconds=settings.OUTBOX_LEASE_SECONDS)
-    ).update(
-        state=Case(When(used_up, then=Value(State.FAILED)), default=Value(State.PENDING)),
-        last_error=Case(When(used_up, then=Value(gave_up)), default=Value(lost)),
-        next_attempt_at=None,
-        queued_at=None,
-        updated_at=now,
-    )
+    reclaimed = LEDGER.reclaim_expired(now=now)
     missed = Delivery.objects.filter(
         state=State.PENDING, attempts=0, send_late=False, due_at__lt=now - _grace()
     ).update(state=State.MISSED, reason=_missed_reason_generic(), updated_at=now)

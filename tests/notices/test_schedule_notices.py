@@ -20,11 +20,11 @@ from exceptions.services import exception_request_approve
 from notices.models import NoticeDelivery, ScheduleNotice
 from notices.services import notice_for_milestone_change, notice_send, notices_sweep
 from notices.tasks import notice_send_task
+from outbox import ratelimit
 from releasecal import tz
 from releasecal.importers.schedule import schedule_import
 from releasecal.models import EnhancementOwner, Milestone, Release
 from releasecal.services import milestone_cancel, milestone_save
-from reminders import ratelimit
 from slack_integration.models import SlackIdentity
 from tests.releasecal.test_admin import _inline_index, _payload
 from tests.support.fake_slack import FakeSlack

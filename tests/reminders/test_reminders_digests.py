@@ -10,9 +10,11 @@ import time
 
 import pytest
 
+from outbox import ratelimit
 from releasecal.models import MilestoneKind
 from releasecal.services import milestone_cancel, milestone_create
-from reminders import ratelimit, services
+from reminders import services
+from reminders.channels import target_key
 from reminders.messages import Message, render_email_digest, render_slack_digest
 from reminders.models import Delivery
 from tests.support.redis_cache import redis_cache_at, redis_url
@@ -279,7 +281,7 @@ def test_a_send_waits_for_its_channels_second_without_claiming(kinds, bot, fake_
     assert services.delivery_send(delivery_id=first.pk, now=now) == "sent"
     # The first send's second, and (as a loaded machine may cross into the next second
     # before the send below) the next two, are taken.
-    ratelimit.hold(ratelimit.target_key(bot, ""), 3)
+    ratelimit.hold(target_key(bot, ""), 3)
     result = services.deliveries_send(
         delivery_ids=[second.pk], now=now, requeue=lambda ids, slot, wait: requeued.append((ids, slot, wait))
     )
@@ -337,7 +339,7 @@ def test_a_send_woken_after_its_second_takes_the_current_one_or_reserves_again(
     first, second = _rows(bot, _freezes(2))
     now = second.due_at
     missed_second = math.floor(time.time()) - 5.0  # a busy worker ran it five seconds late
-    key = ratelimit.target_key(bot, "")
+    key = target_key(bot, "")
     # Another send holds the current second; held for the next few too, so that the send
     # below still finds its second taken when a loaded machine crosses into the next one.
     ratelimit.hold(key, 5)

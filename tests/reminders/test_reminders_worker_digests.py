@@ -14,10 +14,12 @@ import uuid
 
 import pytest
 
+from outbox import ratelimit
 from releasecal import tz
 from releasecal.models import MilestoneKind
 from releasecal.services import milestone_cancel, milestone_create
-from reminders import ratelimit, services
+from reminders import services
+from reminders.channels import target_key
 from reminders.models import Delivery, ReminderRule
 from tests.support.redis_cache import redis_cache_at
 from tests.support.reminder_workers import wait_for
@@ -175,7 +177,7 @@ def test_a_burst_that_may_not_be_combined_gets_its_seconds_from_the_sweep_and_go
         assert sorted(result.queued) == sorted(ids)  # one task each (none combined)
         # The sweep reserved each row's second: the channel's next free one is after them.
         last_slot = math.floor(swept + services.SWEEP_SLOT_LEAD_SECONDS) + per_channel - 1
-        assert ratelimit.reserve(ratelimit.target_key(hooks[0], ""), now=swept) > last_slot
+        assert ratelimit.reserve(target_key(hooks[0], ""), now=swept) > last_slot
         # Sweeping as beat does (each minute there): a 429'd row's later turn.
         assert wait_for(lambda: set(_states(ids).values()) == {State.SENT}, timeout=120, tick=services.deliveries_sweep)
     assert fake_slack.received == dict.fromkeys(ids, 1)

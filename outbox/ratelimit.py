@@ -1,4 +1,7 @@
-"""Slack's posting limit, shared by every worker through Django's cache.
+"""The rate-limit turn: Slack's posting limit, shared by every worker (and every
+ledger) through Django's cache. ``outbox.ledger.Ledger.wait_for_turn`` takes a turn
+for a ledger's rows; a ledger names its rows' target (``conversation_key``, or its own
+key such as a webhook's hash).
 
 Slack accepts about one message per second per channel and answers 429 beyond it. Each
 post to a Slack target (a channel id, a DM's user id, a webhook URL) takes a slot: a
@@ -17,7 +20,6 @@ that target before Slack said it may. A cache that does not answer lets the post
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import time
@@ -27,25 +29,13 @@ from django.core.cache import cache
 
 log = logging.getLogger(__name__)
 
-PREFIX = "reminders:slack-rate"
+PREFIX = "outbox:slack-rate"
 
 
 def conversation_key(conversation: str) -> str:
     """The key of a post by the bot to a Slack conversation (a channel id, or a user id
-    for a DM): reminders and schedule notices to one conversation share its limit."""
+    for a DM): every ledger posting to one conversation shares its limit."""
     return f"chan:{conversation}"
-
-
-def target_key(channel, recipient: str) -> str | None:
-    """The Slack target a delivery posts to, or None when it is not a Slack post."""
-    config = channel.config or {}
-    if channel.kind == "slack_bot":
-        return conversation_key(config.get("channel", ""))
-    if channel.kind == "kep_owners" and recipient.startswith("slack:"):
-        return conversation_key(recipient.removeprefix("slack:"))
-    if channel.kind == "slack_webhook":
-        return "hook:" + hashlib.sha256(str(config.get("url", "")).encode()).hexdigest()[:24]
-    return None
 
 
 def _window_key(key: str, window: int) -> str:
