@@ -128,3 +128,17 @@ def test_the_cockpits_report_shows_a_refusal_as_a_message(lead_client, board, gi
     answer = lead_client.post(f"/admin/github_board/board/{board.pk}/sync/", {"action": "dry-run"}, follow=True)
     assert answer.status_code == 200
     assert "GitHub refused the credentials (401 Bad credentials)" in answer.content.decode()
+
+
+def test_the_field_names_must_be_an_object_of_names(admin_client, release, github_settings):
+    form = {"release": release.pk, "owner": "kubernetes", "number": 241, "mode": "read_only"}
+    refused = admin_client.post("/admin/github_board/board/add/", {**form, "field_names": '["Exception Status"]'})
+    assert refused.status_code == 200
+    assert "An object of names: {&quot;Exception Status&quot;: &quot;Exception state&quot;, ...}" in (
+        refused.content.decode()
+    )
+    saved = admin_client.post(
+        "/admin/github_board/board/add/", {**form, "field_names": '{"Exception Status/In Review": "Under review"}'}
+    )
+    assert saved.status_code == 302
+    assert Board.objects.get().field_names == {"Exception Status/In Review": "Under review"}
