@@ -82,13 +82,22 @@ class SetupWarning:
 
 
 def release_setup_warnings(releases: list[Release]) -> list[SetupWarning]:
-    """What a release lacks to run by itself: reminder rules that apply to it (active, for
-    every release or for it) and channels to send them on. Two queries, whatever the count."""
+    """What a release lacks to run by itself: a team (leads or team members, who alone may
+    decide its requests), reminder rules that apply to it (active, for every release or
+    for it) and channels to send them on. Three queries, whatever the count."""
     applying = set(ReminderRule.objects.filter(active=True).values_list("release_id", flat=True).distinct())
     channels = Channel.objects.exists()
+    staffed = set(
+        Release.objects.filter(pk__in=[r.pk for r in releases])
+        .filter(Q(leads__isnull=False) | Q(team__isnull=False))
+        .values_list("pk", flat=True)
+        .distinct()
+    )
     warnings = []
     for release in releases:
         problems = []
+        if release.pk not in staffed:
+            problems.append("no team")
         if None not in applying and release.pk not in applying:
             problems.append("no reminder rules")
         if not channels:

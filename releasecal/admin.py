@@ -11,16 +11,19 @@ overrides (``exceptions/admin.py``: the schedule domain knows nothing of grants)
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Count, DateTimeField
 from django.db.models.functions import Cast, Coalesce
+from django.urls import path
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext
 
 from releasecal import tz
+from releasecal.admin_setup import cycle_setup_view
 from releasecal.errors import DomainError
 from releasecal.models import (
     AuditLog,
@@ -306,6 +309,11 @@ class ReleaseAdmin(admin.ModelAdmin):
             _save_milestones(request, formset)
         else:
             super().save_formset(request, form, formset, change)
+
+    def get_urls(self):
+        # Cycle set-up (releasecal/admin_setup.py): import a README, or copy a cycle shifted.
+        setup = self.admin_site.admin_view(partial(cycle_setup_view, self))
+        return [path("setup/", setup, name="releasecal_release_setup"), *super().get_urls()]
 
 
 @admin.register(SigLead)

@@ -118,4 +118,4 @@ def test_a_rule_for_another_release_only_leaves_this_one_without(release_team_me
     from config.cockpit import release_setup_warnings
 
     warnings = release_setup_warnings([release, other])
-    assert [(w.release.slug, w.problems) for w in warnings] == [("1.31", ["no reminder rules"])]
+    assert [(w.release.slug, w.problems) for w in warnings] == [("1.31", ["no reminder rules"]), ("1.99", ["no team"])]
