@@ -13,10 +13,11 @@ checked against it (zone label in force at that instant, local hour and date, we
 and every disagreement becomes a warning, so a wrong "PDT" in February is reported,
 never silently kept. Text it cannot read raises ``ValidationFailed``.
 
-Labels and times are computed by ``releasecal.tz``, and a date is found by its one
-reader of written dates (``tz.find_written_date``, month and weekday names from
-``tz.names``), as a written deadline is; this module adds the schedule's rules: the
-year placed from the whole release, the UTC part checked against the others.
+Labels and times are computed by ``releasecal.tz``, and a date and a clock time are
+found by its one reader of written times (``tz.find_written_date``,
+``tz.find_written_clock``; month and weekday names from ``tz.names``), as a written
+deadline's are; this module adds the schedule's rules: the year placed from the whole
+release, the UTC part checked against the others, "24:00" as the end of the day.
 """
 
 from __future__ import annotations
@@ -30,9 +31,7 @@ from releasecal.errors import ValidationFailed
 
 PACIFIC = tz.PACIFIC
 
-_TIME = re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap])\.?m\.?)?(?![\d:])", re.I)
 _LABEL = re.compile(r"\(?\b(?P<label>[A-Za-z]{1,7})\b\)?")
-_EOD = re.compile(r"\b(?:eod|end of (?:the )?day)\b", re.I)
 # The text holds no "[" and the address no "(": a failed match ends at the next one
 # (linear time; with them, a long run of "[" took quadratic time).
 _MD_LINK = re.compile(r"\[([^\[\]]+)\]\(([^()\s]+)\)")
@@ -219,24 +218,24 @@ def _read_date(part: WhenPart, text: str, year_hint: YearRule) -> str:
 def _read_part(raw: str, year_hint: YearRule) -> WhenPart:
     part = WhenPart(raw=raw.strip())
     rest = _read_date(part, part.raw, year_hint)
-    time_match = _TIME.search(rest)
-    if time_match:
-        hour, minute = int(time_match["h"]), int(time_match["m"])
-        if time_match["ampm"]:
+    clock = tz.find_written_clock(rest)
+    if clock:
+        hour, minute = clock.hour, clock.minute
+        if clock.ampm:
             if not 1 <= hour <= 12:
-                raise ValidationFailed(f"'{time_match.group(0)}' is not a valid time.")
-            hour = hour % 12 + (12 if time_match["ampm"].lower() == "p" else 0)
+                raise ValidationFailed(f"'{clock.written}' is not a valid time.")
+            hour = hour % 12 + (12 if clock.ampm == "p" else 0)
         if hour > 23 or minute > 59:
             if hour == 24 and minute == 0:
                 part.end_of_day = True
             else:
-                raise ValidationFailed(f"'{time_match.group(0)}' is not a valid time.")
+                raise ValidationFailed(f"'{clock.written}' is not a valid time.")
         else:
             part.time = dt.time(hour, minute)
-        rest = rest[: time_match.start()] + " " + rest[time_match.end() :]
-    if _EOD.search(rest):
+        rest = rest[: clock.start] + " " + rest[clock.end :]
+    if tz.END_OF_DAY_WORDS.search(rest):
         part.end_of_day = True
-        rest = _EOD.sub(" ", rest)
+        rest = tz.END_OF_DAY_WORDS.sub(" ", rest)
     for match in _LABEL.finditer(rest):
         if part.label:
             break

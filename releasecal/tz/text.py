@@ -412,13 +412,41 @@ def _written_day(match: re.Match[str]) -> WrittenDay:
     )
 
 
+# ----------------------------------------------------------------- written clocks
+# A clock time as people write it ("17:00", "17:00:30", "5pm", "5:30 p.m.", "10:00 AM")
+# and the words for the end of a day. Whether the hour is a valid one is the caller's
+# to say (a schedule's "24:00" is the end of the day; a deadline's is refused).
+
+_CLOCK_RE = re.compile(
+    r"(?<![\d:])(?P<h>\d{1,2})(?::(?P<m>\d{2})(?::\d{2})?)?(?:\s*(?P<ampm>[ap])\.?m\.?(?![a-z]))?(?![\d:])", re.I
+)
+END_OF_DAY_WORDS = re.compile(r"\b(?:eod|cob|end\s+of\s+(?:the\s+)?(?:business\s+)?day|midnight)\b", re.I)
+
+
+@dataclass(frozen=True)
+class WrittenClock:
+    """A clock time found in a text, as written (``hour`` is 5 in "5pm")."""
+
+    written: str
+    start: int
+    end: int
+    hour: int
+    minute: int
+    ampm: str = ""  # "a", "p", or "" for a 24-hour clock
+
+
+def find_written_clock(text: str) -> WrittenClock | None:
+    """The first clock time written in ``text`` (a bare number is not one), or None."""
+    for match in _CLOCK_RE.finditer(text):
+        if match["m"] is not None or match["ampm"]:
+            hour, minute = int(match["h"]), int(match["m"] or 0)
+            return WrittenClock(match.group(0), match.start(), match.end(), hour, minute, (match["ampm"] or "").lower())
+    return None
+
+
 # ------------------------------------------------------------- written deadlines
 
 _WEEKDAY_RE = re.compile(rf"\b(?P<wd>{WEEKDAY_WORD})\.?", re.I)
-_CLOCK_RE = re.compile(
-    r"\b(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<m24>\d{2})\b", re.I
-)
-_EOD_RE = re.compile(r"\b(?:eod|cob|end\s+of\s+(?:the\s+)?(?:business\s+)?day|midnight)\b", re.I)
 _RELATIVE_RE = re.compile(r"\b(?P<rel>today|tonight|tomorrow)\b", re.I)
 _LABEL_RE = re.compile(
     r"(?<![\w/])(?:(?P<offset>(?:UTC|GMT)\s*[+\-\u2212]\s*\d{1,2}(?::?\d{2})?)|(?P<iana>[A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)"
@@ -585,19 +613,17 @@ def read_deadline_text(text: str, *, reference: dt.datetime | None = None, defau
     except ImplausibleInstant as exc:
         return DeadlineText(text, problem=exc.message.rstrip("."))
 
-    clock = _CLOCK_RE.search(text)
-    eod = bool(_EOD_RE.search(text)) or clock is None
+    clock = find_written_clock(text)
+    eod = bool(END_OF_DAY_WORDS.search(text)) or clock is None
     wall = dt.datetime.combine(day, dt.time(0))
     if not eod and clock is not None:
-        if clock["h24"] is not None:
-            hour, minute = int(clock["h24"]), int(clock["m24"])
-        else:
-            hour, minute = int(clock["h"]), int(clock["m"] or 0)
+        hour, minute = clock.hour, clock.minute
+        if clock.ampm:
             if hour > 12:
-                return DeadlineText(text, day=day, problem=f"{clock.group(0)!r} is not a time")
-            hour = hour % 12 + (12 if clock["ampm"].lower().startswith("p") else 0)
+                return DeadlineText(text, day=day, problem=f"{clock.written!r} is not a time")
+            hour = hour % 12 + (12 if clock.ampm == "p" else 0)
         if hour > 23 or minute > 59:
-            return DeadlineText(text, day=day, problem=f"{clock.group(0)!r} is not a time")
+            return DeadlineText(text, day=day, problem=f"{clock.written!r} is not a time")
         wall = wall.replace(hour=hour, minute=minute)
     if not label:
         if not default_zone:

@@ -129,3 +129,29 @@ def test_no_module_but_the_time_package_holds_a_table_of_month_or_weekday_names(
                 if {"jan", "feb", "mar"} <= words or {"mon", "tue", "wed"} <= words:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == [], "month or weekday names outside releasecal/tz/names.py: " + ", ".join(found)
+
+
+@pytest.mark.parametrize(
+    ("text", "hour", "minute", "ampm"),
+    [("18:00 PST Friday", 18, 0, ""), ("until 17:00:30 UTC", 17, 0, ""), ("by 5pm CET", 5, 0, "p"),
+     ("5:30 p.m. ET", 5, 30, "p"), ("10:00 AM (PDT)", 10, 0, "a"), ("24:00 UTC", 24, 0, "")],
+)  # fmt: skip
+def test_a_written_clock_is_found_as_written(text, hour, minute, ampm):
+    clock = tz.find_written_clock(text)
+    assert (clock.hour, clock.minute, clock.ampm) == (hour, minute, ampm)
+
+
+@pytest.mark.parametrize("text", ["Friday 21 June 2024", "in 3 days", "1.31 release", "EOD PST"])
+def test_a_text_without_a_clock_has_none(text):
+    assert tz.find_written_clock(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "instant"),
+    [("18:00 UTC Friday 21st June 2024", dt.datetime(2024, 6, 21, 18, tzinfo=dt.UTC)),
+     ("6:00 pm UTC 21 June 2024", dt.datetime(2024, 6, 21, 18, tzinfo=dt.UTC)),
+     ("EOD Friday 21 June 2024 UTC", dt.datetime(2024, 6, 22, tzinfo=dt.UTC))],
+)  # fmt: skip
+def test_both_readers_read_the_same_instant(text, instant):
+    assert tz.read_deadline_text(text).instant == instant
+    assert parse_when(text, zone=LA).at == instant
