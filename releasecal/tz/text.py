@@ -592,7 +592,10 @@ def read_deadline_text(text: str, *, reference: dt.datetime | None = None, defau
         except ValueError:
             return DeadlineText(text, problem=f"{written.text!r} is not a date")
         if written.year is None and ref_day is not None and day < ref_day - dt.timedelta(days=31):
-            day = day.replace(year=year + 1)
+            try:
+                day = day.replace(year=year + 1)
+            except ValueError:  # 29 February, read into a year that has none
+                return DeadlineText(text, problem=f"{written.text!r} is not a date in {year + 1}")
     weekday = _WEEKDAY_RE.search(text)
     relative = _RELATIVE_RE.search(text)
     if day is not None and weekday is not None:

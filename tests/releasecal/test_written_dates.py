@@ -155,3 +155,12 @@ def test_a_text_without_a_clock_has_none(text):
 def test_both_readers_read_the_same_instant(text, instant):
     assert tz.read_deadline_text(text).instant == instant
     assert parse_when(text, zone=LA).at == instant
+
+
+def test_a_29_february_without_a_year_that_falls_in_a_common_year_is_refused_not_a_crash():
+    # Written in April 2024, "29 February" is more than a month past: next year's, which has none.
+    reading = tz.read_deadline_text("EOD 29 February UTC", reference=dt.datetime(2024, 4, 15, tzinfo=dt.UTC))
+    assert (reading.instant, reading.problem) == (None, "'29 February' is not a date in 2025")
+    # Written in February 2024 it is this year's.
+    reading = tz.read_deadline_text("EOD 29 February UTC", reference=dt.datetime(2024, 2, 10, tzinfo=dt.UTC))
+    assert reading.instant == dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
