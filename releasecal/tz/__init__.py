@@ -13,8 +13,8 @@ Conventions:
   offset.
 
 Its parts: ``core`` (zones, instants, wall times, rendering, deadline wording),
-``text`` (reading the zone labels and deadlines people write) and ``names`` (the one
-table of month and weekday names). Every public name is re-exported here: callers
+``text`` (reading what people write: zone labels, dates, clock times, deadlines) and
+``names`` (the one table of month and weekday names). Every public name is re-exported here: callers
 write ``from releasecal import tz`` and ``tz.render(...)``.
 """
 

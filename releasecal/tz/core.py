@@ -1,15 +1,7 @@
-"""The time core: zones, instants, wall times, rendering and deadline wording.
-
-Conventions (see the package docstring, ``releasecal.tz``):
-- An *instant* is an aware ``datetime`` (any tzinfo); we normalise to UTC on the way in.
-- A *zone* is a name: an IANA key such as ``America/Los_Angeles`` or the special
-  ``AoE`` ("Anywhere on Earth", UTC-12, stored under its own name so a calendar shows it
-  honestly and is read back as ``Etc/GMT+12``).
-- Wall-time input must be exact: a time in a spring-forward gap or a fall-back fold is
-  rejected, naming both candidate UTC offsets, unless the input carries an explicit
-  offset.
-
-Reading what people write (zone labels, "EOD Friday PST") is ``releasecal.tz.text``.
+"""The time core: zones, instants, wall times, rendering and deadline wording, under
+the conventions the package states (``releasecal.tz``: instants aware, zones by name,
+AoE as its own zone, wall-time input exact). Reading what people write (zone labels,
+"EOD Friday PST", dates and clock times) is ``releasecal.tz.text``.
 """
 
 from __future__ import annotations
