@@ -41,6 +41,7 @@ class Window:
     milestone: Milestone
     closes: str
     open_now: bool
+    closed: bool
     requests: int
 
 
@@ -111,12 +112,12 @@ def cockpit(now: dt.datetime | None = None) -> dict:
     now = now or tz.utc_now()
     waiting, waiting_count = waiting_requests(now)
     active = list(schedule.release_list_active())
-    upcoming = list(schedule.milestone_list(upcoming=True, now=now).filter(release__in=active)[:5])
+    upcoming = list(schedule.milestone_list_next(releases=active, now=now)[:5])
     freezes = (
         Milestone.objects.filter(release__in=active, kind__allows_exceptions=True, cancelled=False)
         .select_related("release", "kind")
         .annotate(request_count=Count("exception_requests"))
-        .order_by("at", "on_date", "id")
+        .order_by("closes_at", "id")
     )
     windows = []
     for milestone in freezes:
@@ -126,6 +127,7 @@ def cockpit(now: dt.datetime | None = None) -> dict:
                 milestone=milestone,
                 closes=tz.render_deadline(closes, milestone.release.zone),
                 open_now=milestone.deadline <= now <= closes,
+                closed=now > closes,
                 requests=milestone.request_count,
             )
         )

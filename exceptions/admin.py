@@ -134,7 +134,7 @@ class SubmitForm(forms.ModelForm):
             self.fields["milestone"].queryset = (
                 Milestone.objects.filter(kind__allows_exceptions=True, cancelled=False)
                 .select_related("release")
-                .order_by("-release__start_date", "at", "on_date")
+                .order_by("-release__start_date", "closes_at", "id")
             )
 
     def clean(self):
@@ -339,7 +339,7 @@ class MilestoneFilter(admin.SimpleListFilter):
         milestones = (
             Milestone.objects.filter(Exists(ExceptionRequest.objects.filter(milestone=OuterRef("pk"))))
             .select_related("release")
-            .order_by("release__start_date", "at", "on_date", "id")
+            .order_by("release__start_date", "closes_at", "id")
         )
         return [(str(m.pk), str(m)) for m in milestones]
 

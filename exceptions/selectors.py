@@ -105,7 +105,7 @@ def hard_stops(release_ids: Iterable[int]) -> dict[int, dt.datetime]:
         Milestone.objects.filter(release__in=ids, kind__slug="rc", cancelled=False)
         .exclude(release__in=list(explicit))
         .select_related("release")
-        .order_by("release_id", "at", "on_date")
+        .order_by("release_id", "closes_at", "id")
     )
     for rc in rcs:
         stops.setdefault(rc.release_id, rc.starts)
@@ -342,7 +342,8 @@ def deadlines_next(
                 rows[key] = deadline
             else:
                 row.keps.extend(deadline.keps)
-    upcoming = [row for row in rows.values() if row.instant >= now]
+    # Gone at the instant it closes, as milestone_list_next: a deadline at 12:00 is past at 12:00.
+    upcoming = [row for row in rows.values() if row.instant > now]
     upcoming.sort(key=lambda row: (row.instant, row.milestone.pk))
     return upcoming[:limit]
 

@@ -60,7 +60,7 @@ def _milestones_by_kind(release: Release) -> dict[str, Milestone]:
     for milestone in (
         Milestone.objects.filter(release=release, cancelled=False)
         .select_related("kind", "release")
-        .order_by("at", "on_date", "id")
+        .order_by("closes_at", "id")
     ):
         found.setdefault(milestone.kind.slug, milestone)
     return found

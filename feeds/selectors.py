@@ -328,7 +328,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
     milestones = list(
         Milestone.objects.filter(release__in=[r.pk for r in releases])
         .select_related("release", "kind")
-        .order_by("at", "on_date", "id")
+        .order_by("closes_at", "id")
     )
     kep = None
     out: list[Tracking] = []

@@ -165,7 +165,7 @@ def timeline_layout(*, release: Release, milestones: Iterable[Milestone], now: d
                 kind=kind,
                 x=scale(begin),
                 x_end=scale(finish) if finish is not None else None,
-                past=(finish or milestone.deadline) < now,
+                past=milestone.state_at(now) in ("passed", "closed"),
                 tooltip=f"{milestone.title}: {milestone.display()}",
             )
         )

@@ -253,12 +253,8 @@ def home(request: HttpRequest) -> HttpResponse:
     )
     upcoming: dict[int, list[Milestone]] = {r.pk: [] for r in releases}
     if releases:
-        soonest = sorted(
-            selectors.milestone_list(upcoming=True, now=now).filter(release__in=releases), key=lambda m: m.deadline
-        )
-        for milestone in soonest:
-            if milestone.deadline >= now:
-                upcoming[milestone.release_id].append(milestone)
+        for milestone in selectors.milestone_list_next(releases=releases, now=now):
+            upcoming[milestone.release_id].append(milestone)
     cards = []
     for release in releases:
         soon = upcoming[release.pk]
@@ -293,8 +289,18 @@ class Row:
     milestone: Milestone
     start: When
     end: When | None
-    state: str  # "past", "ongoing", "next", "upcoming", "cancelled"
+    state: str  # "past", "ongoing", "closed", "next", "upcoming", "cancelled"
     granted: int
+
+
+# Milestone.state_at as the page's row classes name it.
+PAGE_STATES = {
+    "cancelled": "cancelled",
+    "passed": "past",
+    "closed": "closed",
+    "in_effect": "ongoing",
+    "upcoming": "upcoming",
+}
 
 
 @zone_in_url
@@ -305,27 +311,16 @@ def release_detail(request: HttpRequest, slug: str) -> HttpResponse:
         return not_found(request, f"There is no release called “{slug}”.")
     zone = viewer_zone(request)
     now = tz.utc_now()
-    milestones = sorted(
-        selectors.milestone_list(release=release).annotate(
-            granted=Count("exception_requests", filter=Q(exception_requests__state="approved"))
-        ),
-        key=lambda m: (m.starts, m.pk),
+    milestones = selectors.milestone_list(release=release).annotate(
+        granted=Count("exception_requests", filter=Q(exception_requests__state="approved"))
     )
     rows: list[Row] = []
     next_found = False
     for milestone in milestones:
         start, end = milestone_whens(milestone, zone.zone)
-        finish = milestone.ends_at or (tz.end_of_day(milestone.ends_on, milestone.zone) if milestone.ends_on else None)
-        if milestone.cancelled:
-            state = "cancelled"
-        elif (finish or milestone.deadline) < now:
-            state = "past"
-        elif finish is not None and milestone.starts <= now:
-            state = "ongoing"
-        elif not next_found:
+        state = PAGE_STATES[milestone.state_at(now)]
+        if state == "upcoming" and not next_found:
             state, next_found = "next", True
-        else:
-            state = "upcoming"
         rows.append(Row(milestone=milestone, start=start, end=end, state=state, granted=milestone.granted))
     sigs = sorted(
         set(
@@ -457,7 +452,7 @@ def _extendable(enhancement: Enhancement):
         )
         .exclude(release__status=Release.Status.RELEASED)
         .select_related("release", "kind")
-        .order_by("at", "on_date", "pk")
+        .order_by("closes_at", "pk")
     )
 
 
@@ -499,9 +494,10 @@ def _kep_page(
         .order_by("-release__start_date")
     )
     releases = [t.release for t in trackings]
-    milestones = sorted(
-        Milestone.objects.filter(release__in=releases, cancelled=False).select_related("release", "kind"),
-        key=lambda m: (m.starts, m.pk),
+    milestones = list(
+        Milestone.objects.filter(release__in=releases, cancelled=False)
+        .select_related("release", "kind")
+        .order_by("closes_at", "id")
     )
     deadlines = effective_deadlines(milestones=milestones, enhancements=[enhancement])
     by_release: dict[int, list[dict]] = {r.pk: [] for r in releases}
@@ -518,7 +514,7 @@ def _kep_page(
                 "deadline": deadline,
                 "when": effective,
                 "original": milestone_whens(milestone, zone.zone)[0] if deadline.is_extension else None,
-                "past": deadline.instant < now,
+                "past": deadline.instant <= now,
             }
         )
     # Removed from (or deferred out of) a release: none of its deadlines is the KEP's.

@@ -16,8 +16,7 @@ from functools import partial
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.db.models import Count, DateTimeField
-from django.db.models.functions import Cast, Coalesce
+from django.db.models import Count
 from django.urls import path
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext
@@ -156,12 +155,6 @@ class MilestoneForm(forms.ModelForm):
         return cleaned
 
 
-def chronological(queryset):
-    """Timed and date-only milestones in one order (a date sorts at its UTC midnight)."""
-    start = Coalesce("at", Cast("on_date", DateTimeField()))
-    return queryset.annotate(_start=start).order_by("_start", "id")
-
-
 def _milestone_when(milestone: Milestone) -> str:
     if milestone.pk is None or (milestone.at is None and milestone.on_date is None):
         return "-"
@@ -191,7 +184,7 @@ class MilestoneInline(admin.TabularInline):
     show_change_link = True
 
     def get_queryset(self, request):
-        return chronological(super().get_queryset(request).select_related("release", "kind"))
+        return super().get_queryset(request).select_related("release", "kind").order_by("closes_at", "id")
 
     @admin.display(description="When (native zone, UTC)")
     def when(self, obj: Milestone) -> str:
@@ -367,7 +360,7 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
     actions = ["cancel_selected"]
 
     def get_queryset(self, request):
-        return chronological(super().get_queryset(request))
+        return super().get_queryset(request).order_by("closes_at", "id")
 
     fields = [
         "release",

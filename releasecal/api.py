@@ -9,8 +9,7 @@ One view per operation with nested output serializers; reads go through
 from __future__ import annotations
 
 import django_filters
-from django.db.models import DateTimeField, Prefetch
-from django.db.models.functions import Cast, Coalesce
+from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import generics, serializers
 from rest_framework.permissions import AllowAny
@@ -21,7 +20,7 @@ from rest_framework.views import APIView
 from api.errors import error_responses
 from api.fields import TZ_PARAMETER, StrictBooleanFilter, TimeAwareOutputSerializer, serializer_context, viewer_zone
 from api.filters import OrderingFilter
-from releasecal import selectors
+from releasecal import selectors, tz
 from releasecal.models import Enhancement, EnhancementOwner, EnhancementPerson, Milestone, Release, Tracking
 
 
@@ -39,11 +38,6 @@ class TimeAwareListView(generics.ListAPIView):
 
 
 # ------------------------------------------------------------------- milestones
-
-
-def chronological(queryset):
-    """Timed and date-only milestones interleaved by when they start (SQL, so it pages)."""
-    return queryset.annotate(starts_key=Coalesce("at", Cast("on_date", DateTimeField()))).order_by("starts_key", "id")
 
 
 class MilestoneOutputSerializer(TimeAwareOutputSerializer):
@@ -69,12 +63,23 @@ class MilestoneOutputSerializer(TimeAwareOutputSerializer):
     link = serializers.CharField()
     sequence = serializers.IntegerField()
     cancelled = serializers.BooleanField()
+    state = serializers.SerializerMethodField(
+        help_text="upcoming (before it closes; a window: before it starts), in_effect (a window between "
+        "its start and its end), closed (a window that ended), passed (any other milestone after it "
+        "closed), cancelled"
+    )
+
+    def get_state(self, milestone: Milestone) -> str:
+        return milestone.state_at(tz.utc_now())
 
 
 class MilestoneFilter(django_filters.FilterSet):
     release = django_filters.CharFilter(field_name="release__slug", help_text="Release slug, e.g. 1.31")
     kind = django_filters.CharFilter(field_name="kind__slug", help_text="Milestone kind, e.g. code-freeze")
-    upcoming = StrictBooleanFilter(method="filter_upcoming", help_text="Only milestones not yet passed")
+    upcoming = StrictBooleanFilter(
+        method="filter_upcoming",
+        help_text="Only milestones not yet over (not cancelled; a window while in effect)",
+    )
     cancelled = StrictBooleanFilter()
 
     class Meta:
@@ -94,10 +99,10 @@ class MilestoneListApi(TimeAwareListView):
     serializer_class = MilestoneOutputSerializer
     filterset_class = MilestoneFilter
     filter_backends = [django_filters.rest_framework.DjangoFilterBackend, OrderingFilter]
-    ordering_fields = ["starts_key", "at", "on_date", "id", "title"]
+    ordering_fields = ["closes_at", "at", "on_date", "id", "title"]
 
     def get_queryset(self):
-        return chronological(selectors.milestone_list())
+        return selectors.milestone_list()
 
     @extend_schema(
         parameters=[TZ_PARAMETER], responses={200: MilestoneOutputSerializer(many=True)} | error_responses(400)
@@ -120,7 +125,7 @@ class ReleaseMilestoneListApi(MilestoneListApi):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Milestone.objects.none()
-        return chronological(selectors.milestone_list(release=selectors.release_get(slug=self.kwargs["slug"])))
+        return selectors.milestone_list(release=selectors.release_get(slug=self.kwargs["slug"]))
 
     @extend_schema(
         parameters=[TZ_PARAMETER], responses={200: MilestoneOutputSerializer(many=True)} | error_responses(400, 404)
@@ -180,7 +185,7 @@ class ReleaseDetailApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         context = serializer_context(request)
         release = selectors.release_get(slug=slug)
-        release.milestone_rows = list(chronological(selectors.milestone_list(release=release)))
+        release.milestone_rows = list(selectors.milestone_list(release=release))
         return Response(self.OutputSerializer(release, context=context).data)
 
 

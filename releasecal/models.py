@@ -151,8 +151,81 @@ class MilestoneKind(models.Model):
         return self.name
 
 
+# What decides when a milestone closes and passes: a change of any of these recomputes
+# ``Milestone.closes_at`` and ``Milestone.passes_at``.
+TIMING_FIELDS = ("at", "on_date", "ends_at", "ends_on", "zone")
+
+# What the stored instants hold where a milestone closes after what ``datetime`` holds
+# (the end of 31 December 9999): it sorts last and never passes.
+LAST_INSTANT = dt.datetime.max.replace(tzinfo=dt.UTC)
+
+
+def milestone_closes_at(*, at: dt.datetime | None, on_date: dt.date | None, zone: str) -> dt.datetime:
+    """When a milestone closes, the one definition every face sorts and filters by: a
+    timed milestone at ``at``; a date-only one at the end of its day in its own zone
+    (end of 10 December 2026 AoE is 11 December 12:00 UTC). OverflowError for a day whose
+    end ``datetime`` cannot hold (31 December 9999), as ``tz.end_of_day``."""
+    if at is not None:
+        return at
+    return tz.end_of_day(on_date, zone)
+
+
+def milestone_passes_at(
+    *,
+    at: dt.datetime | None,
+    on_date: dt.date | None,
+    ends_at: dt.datetime | None,
+    ends_on: dt.date | None,
+    zone: str,
+) -> dt.datetime:
+    """When a milestone is over: a window (code freeze → thaw) is in effect until
+    ``ends_at``, or the end of ``ends_on`` in its zone; any other milestone is over when
+    it closes. Until then it is upcoming (or in effect)."""
+    if ends_at is not None:
+        return ends_at
+    if ends_on is not None:
+        return tz.end_of_day(ends_on, zone)
+    return milestone_closes_at(at=at, on_date=on_date, zone=zone)
+
+
+class MilestoneQuerySet(models.QuerySet):
+    """Keeps the stored ``closes_at`` and ``passes_at`` right on the paths that skip
+    ``Milestone.save()``: ``bulk_create``, ``bulk_update`` and ``update``."""
+
+    def bulk_create(self, objs, *args, **kwargs):
+        objs = list(objs)
+        for milestone in objs:
+            milestone.set_closing()
+        return super().bulk_create(objs, *args, **kwargs)
+
+    def bulk_update(self, objs, fields, *args, **kwargs):
+        # Django's bulk_update writes through update(), which recomputes the rows.
+        objs = list(objs)
+        if set(fields) & set(TIMING_FIELDS):
+            for milestone in objs:
+                milestone.set_closing()
+        return super().bulk_update(objs, fields, *args, **kwargs)
+
+    def update(self, **kwargs):
+        if not set(kwargs) & set(TIMING_FIELDS):
+            return super().update(**kwargs)
+        pks = list(self.values_list("pk", flat=True))
+        count = super().update(**kwargs)
+        rows = list(Milestone.objects.filter(pk__in=pks).only("pk", *TIMING_FIELDS))
+        for milestone in rows:
+            milestone.set_closing()
+        Milestone.objects.bulk_update(rows, ["closes_at", "passes_at"])
+        return count
+
+
 class Milestone(models.Model):
-    """A deadline: an instant in a native zone, or a date; optionally a window."""
+    """A deadline: an instant in a native zone, or a date; optionally a window.
+
+    ``closes_at`` and ``passes_at`` are stored (and indexed) so that every face sorts
+    and filters milestones in SQL alike on SQLite and PostgreSQL: computing "end of the
+    day in the row's own zone" inside a query would need per-row zone arithmetic that
+    SQLite does not have. ``save()`` and ``MilestoneQuerySet`` keep them right.
+    """
 
     # Fields a calendar client shows: changing any of them bumps ``sequence``.
     CALENDAR_FIELDS = (
@@ -192,11 +265,23 @@ class Milestone(models.Model):
         blank=True,
         help_text="Week of the release cycle, as the schedule's Week column says ('week 5'); empty when it has none.",
     )
+    closes_at = models.DateTimeField(
+        editable=False,
+        db_index=True,
+        help_text="When it closes: at, or the end of on_date in zone (kept by save; the sort key)",
+    )
+    passes_at = models.DateTimeField(
+        editable=False,
+        db_index=True,
+        help_text="When it is over: a window's end, else closes_at (kept by save; upcoming until then)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = MilestoneQuerySet.as_manager()
+
     class Meta:
-        ordering = ["release", "at", "on_date", "id"]
+        ordering = ["release", "closes_at", "id"]
         indexes = [models.Index(fields=["release", "kind"]), models.Index(fields=["at"])]
         constraints = [
             models.CheckConstraint(
@@ -216,20 +301,62 @@ class Milestone(models.Model):
     def __str__(self) -> str:
         return f"[{self.release.slug}] {self.title}"
 
+    def save(self, *args, **kwargs):
+        self.set_closing()
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and set(update_fields) & set(TIMING_FIELDS):
+            closing = [f for f in ("closes_at", "passes_at") if f not in update_fields]
+            kwargs["update_fields"] = [*update_fields, *closing]
+        super().save(*args, **kwargs)
+
     @property
     def is_all_day(self) -> bool:
         return self.at is None
 
     @property
     def deadline(self) -> dt.datetime:
-        """The instant that counts as the deadline: ``at``, or the end of ``on_date`` in its zone."""
-        if self.at is not None:
-            return self.at
-        return tz.end_of_day(self.on_date, self.zone)
+        """The instant that counts as the deadline: when it closes (:func:`milestone_closes_at`),
+        from the fields as they are now (also before a save)."""
+        return milestone_closes_at(at=self.at, on_date=self.on_date, zone=self.zone)
+
+    @property
+    def is_window(self) -> bool:
+        return self.ends_at is not None or self.ends_on is not None
+
+    def set_closing(self) -> None:
+        """Compute the stored ``closes_at`` and ``passes_at`` from the timing fields."""
+        if self.at is None and self.on_date is None:
+            return  # refused by the check constraint (and clean) anyway
+        try:
+            self.closes_at = milestone_closes_at(at=self.at, on_date=self.on_date, zone=self.zone)
+        except OverflowError:
+            self.closes_at = LAST_INSTANT
+        try:
+            self.passes_at = milestone_passes_at(
+                at=self.at, on_date=self.on_date, ends_at=self.ends_at, ends_on=self.ends_on, zone=self.zone
+            )
+        except OverflowError:
+            self.passes_at = LAST_INSTANT
+
+    def state_at(self, now: dt.datetime) -> str:
+        """Where the milestone stands at ``now``, the one reading every face shows, from
+        the stored instants the lists sort and filter by: ``cancelled``; a window (code
+        freeze → thaw) is ``upcoming`` until it starts, ``in_effect`` until it ends
+        (``passes_at``) and ``closed`` after; any other milestone is ``upcoming`` until it
+        closes (``closes_at``) and ``passed`` after. Each at the instant exactly."""
+        if self.cancelled:
+            return "cancelled"
+        if self.closes_at is None or self.passes_at is None:
+            self.set_closing()  # not saved yet
+        if not self.is_window:
+            return "upcoming" if now < self.closes_at else "passed"
+        if now < self.starts:
+            return "upcoming"
+        return "in_effect" if now < self.passes_at else "closed"
 
     @property
     def starts(self) -> dt.datetime:
-        """The first instant of the milestone (for ordering and "upcoming")."""
+        """The first instant of the milestone (where a window starts, a timeline places it)."""
         if self.at is not None:
             return self.at
         return tz.start_of_day(self.on_date, self.zone)

@@ -29,7 +29,7 @@ def release_hard_stop(release: Release) -> dt.datetime | None:
     """The last instant an extension may reach: the release's hard stop, else its first rc."""
     if release.hard_stop:
         return release.hard_stop
-    rc = release.milestones.filter(kind__slug="rc", cancelled=False).order_by("at", "on_date").first()
+    rc = release.milestones.filter(kind__slug="rc", cancelled=False).order_by("closes_at", "id").first()
     if rc is None:
         return None
     return rc.starts
@@ -38,24 +38,28 @@ def release_hard_stop(release: Release) -> dt.datetime | None:
 def milestone_list(
     *, release: Release | None = None, kind: str | None = None, upcoming: bool = False, now: dt.datetime | None = None
 ) -> QuerySet[Milestone]:
+    """Milestones in the one order every face shows them: by when they close
+    (``Milestone.closes_at``: a timed one at ``at``, a date-only one at the end of its day
+    in its own zone), the same on SQLite and PostgreSQL. ``upcoming``: not cancelled and
+    not yet over at ``now`` (a window stays while in effect); a milestone leaves at the
+    instant it closes (or, a window, ends) exactly."""
     qs = Milestone.objects.select_related("release", "kind")
     if release is not None:
         qs = qs.filter(release=release)
     if kind:
         qs = qs.filter(kind__slug=kind)
     if upcoming:
-        now = now or tz.utc_now()
-        # Date-only milestones count as upcoming through the end of their day anywhere
-        # on Earth (the latest that day ends); comparing the date to today's UTC date
-        # minus one keeps the filter in SQL and exact enough for a listing.
-        qs = qs.filter(
-            Q(at__gte=now)
-            | Q(ends_at__gte=now)
-            | Q(on_date__gte=now.date() - dt.timedelta(days=1))
-            | Q(ends_on__gte=now.date())
-        )
-        qs = qs.filter(cancelled=False)
-    return qs.order_by("at", "on_date", "id")
+        qs = qs.filter(passes_at__gt=now or tz.utc_now(), cancelled=False)
+    return qs.order_by("closes_at", "id")
+
+
+def milestone_list_next(*, releases: Collection[Release], now: dt.datetime | None = None) -> QuerySet[Milestone]:
+    """The deadlines of ``releases`` still to close at ``now``, soonest first: what every
+    "next deadlines" list shows (the cockpit, the home page; ``deadlines_next`` reads the
+    same instants with grants applied). A window already in effect has closed: it stays
+    in ``milestone_list(upcoming=True)`` until it ends, not here."""
+    now = now or tz.utc_now()
+    return milestone_list(upcoming=True, now=now).filter(release__in=releases, closes_at__gt=now)
 
 
 def sig_q(sig: str, prefix: str = "") -> Q:

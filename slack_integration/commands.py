@@ -152,10 +152,13 @@ def cmd_release(args: list[str], identity: SlackIdentity | None) -> dict:
     for milestone in selectors.milestone_list(release=release):
         title = escape(milestone.title)
         line = f"*{title}*: {_milestone_when(milestone, viewer)}"
-        if milestone.cancelled:
+        state = milestone.state_at(now)
+        if state == "cancelled":
             line = f"~{title}~ (cancelled)"
-        elif milestone.deadline < now:
-            line = f"{title}: {_milestone_when(milestone, None)} (passed)"
+        elif state in ("passed", "closed"):
+            line = f"{title}: {_milestone_when(milestone, None)} ({state})"
+        elif state == "in_effect":
+            line += " (in effect now)"
         lines.append(line)
     chunks, current = [], ""
     for line in lines:  # Slack sections hold 3000 characters

@@ -87,7 +87,7 @@ def open_freezes(now=None) -> list[Milestone]:
         Milestone.objects.filter(cancelled=False, kind__allows_exceptions=True)
         .exclude(release__status=Release.Status.RELEASED)
         .select_related("release", "kind")
-        .order_by("at", "pk")
+        .order_by("closes_at", "pk")
     )
     return [m for m in candidates if now <= request_window_closes(m)][:MAX_OPTIONS]
 
