@@ -102,7 +102,7 @@ def cycle_plan(
             plan.hard_stop = _shift_wall(source.hard_stop, source.hard_stop_wall, source.zone, days, "Hard stop")
         except ValidationFailed as exc:
             plan.problems.append(exc.message)
-    for milestone in source.milestones.select_related("kind").order_by("at", "on_date", "id"):
+    for milestone in source.milestones.select_related("kind").order_by("closes_at", "id"):
         shifted = ShiftedMilestone(source=milestone, title=_retitle(milestone.title, source.slug, slug))
         try:
             if milestone.at is not None:
