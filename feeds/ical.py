@@ -5,7 +5,9 @@ the same data gives a byte-identical feed:
 
 - UID ``releasecal-milestone-<id>@<SITE_HOST>`` and ``releasecal-extension-<request id>@<SITE_HOST>``.
 - DTSTAMP = LAST-MODIFIED = the newest timestamp of the rows the event is built from.
-- Timed events carry ``DTSTART;TZID=<native zone>``; AoE is written as ``Etc/GMT+12``
+- Timed events carry ``DTSTART;TZID=<native zone>``, except one with an instant at a
+  wall time a fold repeats: ``DTSTART:...Z`` (UTC), the zone named in its description;
+  AoE is written as ``Etc/GMT+12``
   (see docs/feeds.md) with one canonical VTIMEZONE per TZID used (feeds/vtimezone.py:
   the same bytes in every feed, covering 1970-2099). Date-only milestones are ``VALUE=DATE`` all-day events with
   an exclusive DTEND.
@@ -38,10 +40,12 @@ logger = logging.getLogger(__name__)
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
 REFRESH = dt.timedelta(hours=1)
 # Changing what the writer emits must change every cache key: bump this.
-FORMAT_VERSION = "9"
+FORMAT_VERSION = "10"
 # Part of every event's SEQUENCE (feeds/published.py): raise it by one whenever the
 # wording of summaries or descriptions changes, so every client re-reads every event.
-SEQUENCE_FORMAT = 2  # 1: deadlines worded by tz.render_deadline (issue 16); 2: rejections, no "(SIG )" (29)
+# 1: deadlines worded by tz.render_deadline (issue 16); 2: rejections, no "(SIG )" (29);
+# 3: fold instants in UTC, said in the description (29).
+SEQUENCE_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -129,9 +133,24 @@ def _summary_suffix(instant: dt.datetime, zone: str) -> str:
     deadline at the first instant of a local day, which people mean as the end of the day
     before: ``[1.35] Code Freeze (end of Thursday 6 November 2025 AoE)``. Others keep the
     bare title: the client's clock time is the deadline's own."""
-    if tz.normalize_zone_name(zone) == tz.AOE or tz.is_day_start(instant, zone):
+    if tz.normalize_zone_name(zone) == tz.AOE or tz.is_day_start(instant, zone) or tz.in_fold(instant, zone):
         return f" ({tz.render_deadline_in_zone(instant, zone)})"
     return ""
+
+
+def _in_a_fold(zone: str, *instants: dt.datetime | None) -> bool:
+    """Is one of the instants at a wall time its zone shows twice (a fall-back fold)?"""
+    return tz.normalize_zone_name(zone) != "UTC" and any(i is not None and tz.in_fold(i, zone) for i in instants)
+
+
+def _fold_line(zone: str, *instants: dt.datetime | None) -> list[str]:
+    """The line saying why an event in a fold is written in UTC (docs/feeds.md)."""
+    if not _in_a_fold(zone, *instants):
+        return []
+    return [
+        f"Time zone: {zone}. This clock time occurs twice that night (the clocks go back), "
+        "so the calendar entry is written in UTC: every calendar shows the right one."
+    ]
 
 
 # --------------------------------------------------------------------- milestones
@@ -176,6 +195,7 @@ def milestone_event(
             lines.append(aoe)
         if milestone.ends_at is not None:
             lines.append("Until: " + tz.render(milestone.ends_at, zone))
+        lines.extend(_fold_line(zone, milestone.at, milestone.ends_at))
         start: dt.datetime | dt.date = tz.to_zone(milestone.at, zone)
         end: dt.datetime | dt.date | None = tz.to_zone(milestone.ends_at, zone) if milestone.ends_at else None
     else:
@@ -309,6 +329,7 @@ def extension_event(request, *, deadline: Deadline, revisions: int, host: str, s
     aoe = _aoe_line(instant, zone)
     if aoe:
         lines.append(aoe)
+    lines.extend(_fold_line(zone, instant))
     original_line = f"Original {milestone.title}: {tz.render_with_aoe(original, milestone.zone)}"
     lines.append(original_line)
     if decision is not None and decision.note:
@@ -350,11 +371,17 @@ def _vtimezones(events: list[CalendarEvent]) -> list[icalendar.Timezone]:
     """
     zones: set[str] = set()
     for event in events:
-        if event.is_all_day:
+        if event.is_all_day or _written_in_utc(event):
             continue
         if tz.normalize_zone_name(event.zone) != "UTC":
             zones.add(_tzid(event.zone))
     return [vtimezone(tzid) for tzid in sorted(zones)]
+
+
+def _written_in_utc(event: CalendarEvent) -> bool:
+    """A timed event with an instant in a fold: DTSTART/DTEND in UTC (``...Z``), read
+    alike by every client, the zone named in the description (``_fold_line``)."""
+    return not event.is_all_day and _in_a_fold(event.zone, event.start, event.end)
 
 
 def _timed(value: dt.datetime, zone: str) -> dt.datetime:
@@ -390,9 +417,10 @@ def _vevent(event: CalendarEvent, alarms: tuple[int, ...] = ()) -> icalendar.Eve
         vevent.add("dtstart", event.start)
         vevent.add("dtend", event.end or event.start + dt.timedelta(days=1))
     else:
-        vevent.add("dtstart", _timed(event.start, event.zone))
+        zone = "UTC" if _written_in_utc(event) else event.zone
+        vevent.add("dtstart", _timed(event.start, zone))
         if event.end is not None:
-            vevent.add("dtend", _timed(event.end, event.zone))
+            vevent.add("dtend", _timed(event.end, zone))
         else:
             # A deadline is a point in time: zero length, said explicitly (RFC 5545 forbids
             # DTEND = DTSTART; Exchange refuses an event with neither): docs/feeds.md.

@@ -181,6 +181,15 @@ def to_zone(instant: dt.datetime, zone: str) -> dt.datetime:
     return ensure_aware(instant).astimezone(get_zone(zone))
 
 
+def in_fold(instant: dt.datetime, zone: str) -> bool:
+    """Does the wall clock of ``instant`` in ``zone`` occur twice (either occurrence of a
+    fall-back fold)? Such a wall time with a TZID is read differently by different
+    calendar clients (RFC 5545 §3.3.5 says the first; ical.js, libical and khal take
+    the second), so feeds write these instants in UTC."""
+    local = to_zone(instant, zone)
+    return local.replace(fold=1 - local.fold).utcoffset() != local.utcoffset()
+
+
 def _implausible(field: str, shown: str) -> ImplausibleInstant:
     return ImplausibleInstant(
         f"The {field} {shown} is not a plausible date: use a date between {EARLIEST.year} and {LATEST.year - 1}.",

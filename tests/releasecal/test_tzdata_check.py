@@ -359,7 +359,8 @@ def test_apply_saves_the_new_instants_with_the_wall_times_kept_and_a_second_run_
         "[1.99] Enhancements Freeze": ("20280713T180000", F + 0),
         "[1.99] Enhancements Freeze extended for KEP-4242": ("20280716T180000", F + 1),
         "[1.99] rc.0": ("20281207T100000", F + 0),
-        "[1.99] Fold freeze": ("20271107T013000", F + 0),
+        # In the fold: written in UTC (docs/feeds.md), the wall time in the summary.
+        "[1.99] Fold freeze (01:30 PST Sunday 7 November 2027)": ("20271107T093000Z", F + 0),
         "[1.99] Gap freeze": ("20290311T013000", F + 0),
     }
     shown = {summary: (event["DTSTART"], event["SEQUENCE"]) for summary, event in events_after.items()}
@@ -371,7 +372,8 @@ def test_apply_saves_the_new_instants_with_the_wall_times_kept_and_a_second_run_
         "[1.99] Enhancements Freeze": ("20280713T190000", F + 1),
         "[1.99] Enhancements Freeze extended for KEP-4242": ("20280716T190000", F + 2),
         "[1.99] rc.0": ("20281207T100000", F + 0),
-        "[1.99] Fold freeze": ("20271107T013000", F + 0),
+        # In the fold: written in UTC (docs/feeds.md), the wall time in the summary.
+        "[1.99] Fold freeze (01:30 PST Sunday 7 November 2027)": ("20271107T093000Z", F + 0),
         "[1.99] Gap freeze": ("20290311T030000", F + 1),
     }
     assert events_after["[1.99] Enhancements Freeze"]["instant"] == utc("2028-07-14 03:00")
