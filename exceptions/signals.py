@@ -31,6 +31,9 @@ Receivers:
 - ``slack_integration.receivers.exception_request_submitted`` (uid
   ``slack_integration.exception_request_submitted``): on commit, posts the request with
   Approve/Reject to the release team's channel.
+- ``github.receivers.exception_request_submitted`` (uid
+  ``github.exception_request_submitted``): a read-write board's write of the request's
+  fields (the ledger row in this transaction, sent on commit).
 """
 
 exception_request_amended = Signal()
@@ -43,6 +46,8 @@ Receivers:
 - ``slack_integration.receivers.exception_request_changed`` (uid
   ``slack_integration.exception_request_changed``): on commit, updates the request's
   channel messages.
+- ``github.receivers.exception_request_amended`` (uid
+  ``github.exception_request_amended``): a read-write board's write of the new version.
 """
 
 exception_request_signed_off = Signal()
@@ -69,6 +74,8 @@ Receivers:
 - ``slack_integration.receivers.exception_request_decided`` (uid
   ``slack_integration.exception_request_decided``): on commit, updates the channel
   messages and DMs the requester (once per decision, ``SlackRequesterNotice``).
+- ``github.receivers.exception_request_decided`` (uid ``github.exception_request_decided``):
+  a read-write board's write of the decision (Exception Status, Status, decision date).
 """
 
 exception_request_withdrawn = Signal()

@@ -4,10 +4,11 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from github.models import Board, BoardItem
+from github.models import Board, BoardItem, BoardWrite
 from github.report import report_lines
 from github.services import BoardRefused, board_sync
 from github.sync import SyncReport
+from github.writes import board_write_retry
 
 
 @admin.register(Board)
@@ -76,3 +77,20 @@ class BoardItemAdmin(admin.ModelAdmin):
     list_select_related = ["board__release", "request__enhancement", "request__milestone"]
     raw_id_fields = ["request"]
     readonly_fields = ["linked_at"]
+
+
+@admin.register(BoardWrite)
+class BoardWriteAdmin(admin.ModelAdmin):
+    """The board writes' ledger: a failed write shows GitHub's words; Retry sends it again."""
+
+    list_display = ["request", "event", "board", "state", "attempts", "last_error", "sent_at", "updated_at"]
+    list_filter = ["state", "board"]
+    list_select_related = ["board__release", "request__enhancement", "request__milestone"]
+    raw_id_fields = ["request"]
+    readonly_fields = [f.name for f in BoardWrite._meta.fields]
+    actions = ["retry"]
+
+    @admin.action(description="Retry the selected failed writes", permissions=["change"])
+    def retry(self, request, queryset):
+        count = board_write_retry(write_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"{count} write{'s' if count != 1 else ''} queued again.")

@@ -12,6 +12,18 @@ class GitHubBoardConfig(AppConfig):
     # Shown by check_services (config.health.run_reports); never decides health.
     status_report_name = "github board"
 
+    def ready(self) -> None:
+        # The board hears the exception workflow (receivers listed in exceptions/signals.py).
+        from exceptions import signals as workflow
+        from github import receivers
+
+        for signal, receiver in (
+            (workflow.exception_request_submitted, receivers.exception_request_submitted),
+            (workflow.exception_request_amended, receivers.exception_request_amended),
+            (workflow.exception_request_decided, receivers.exception_request_decided),
+        ):
+            signal.connect(receiver, dispatch_uid=f"github.{receiver.__name__}")
+
     def status_report(self) -> str:
         from github.services import board_status_check
 

@@ -125,9 +125,13 @@ class BoardClient:
 
     def graphql(self, name: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run the named query; its ``data``. Raises :class:`GitHubUnavailable`."""
+        return self.request_document(query(name), variables)
+
+    def request_document(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run a GraphQL document (a named query's, or the generated field updates')."""
         self.requests += 1
         try:
-            return self.github.graphql.request(query(name), variables)
+            return self.github.graphql.request(document, variables)
         except GitHubException as exc:
             raise unavailable(exc, timeout=self.timeout, retries=self.retries) from exc
 

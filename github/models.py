@@ -66,15 +66,6 @@ class Board(models.Model):
         return f"https://github.com/orgs/{self.owner}/projects/{self.number}"
 
     def clean(self) -> None:
-        # Writing goes through the shared outbox (issue 25, part 3), which is not built
-        # yet: a read-write board would write nothing, so it is refused, not pretended.
-        if self.mode == self.Mode.READ_WRITE:
-            raise ValidationError(
-                {
-                    "mode": "releasecal does not write boards yet (docs/github.md): use read-only, which reports "
-                    "what it would write"
-                }
-            )
         if not isinstance(self.field_names, dict) or not all(
             isinstance(key, str) and isinstance(value, str) and value.strip()
             for key, value in (self.field_names or {}).items()
@@ -105,3 +96,42 @@ class BoardItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id} on {self.board}"
+
+
+class BoardWrite(models.Model):
+    """The board writes' ledger (the outbox's third, ``outbox.ledger``): one row per
+    event of a request (filed, amended, decided), unique, so an event is written once
+    however often it is heard. The send reads the board and writes what differs from
+    releasecal's record, the field updates of one item in one GraphQL document."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SENDING = "sending", "Sending"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="writes")
+    request = models.ForeignKey("exceptions.ExceptionRequest", on_delete=models.CASCADE, related_name="+")
+    event = models.CharField(max_length=64, help_text='"submitted", "amended:<revision>" or "decided"')
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    written = models.JSONField(default=list, blank=True, help_text="The fields the send set, as it set them")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["request", "event"], name="one_board_write_per_event"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=["pending", "sending", "sent", "failed"]),
+                name="board_write_state_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} of request #{self.request_id} on {self.board}"

@@ -11,6 +11,7 @@ exception of one KEP, as the handbook says).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
 from exceptions.models import ExceptionRequest
@@ -21,6 +22,14 @@ from github.models import Board, BoardItem
 ACTION_UPDATE = "update"  # set fields of the item
 ACTION_ADD_ISSUE = "add issue"  # add the KEP's issue to the board, then set the fields
 ACTION_DRAFT = "create draft"  # a draft item for a second exception of one KEP
+
+DRAFT_MARK = re.compile(r"\(releasecal #(\d+)\)")
+
+
+def draft_title(request) -> str:
+    """The title of the draft item releasecal creates for a second exception of a KEP."""
+    kind = mapping.TYPE_BY_KIND.get(request.milestone.kind.slug, request.milestone.title)
+    return f"KEP-{request.enhancement.number}: {kind} exception (releasecal #{request.pk})"
 
 
 @dataclass
@@ -145,6 +154,15 @@ def board_plan(board: Board, snapshot: BoardSnapshot) -> SyncReport:
             used.add(item_id)
         else:
             report.problems.append(f"{_request_label(request)}: its linked item {item_id} is no longer on the board")
+
+    # A draft releasecal created names its request ("... (releasecal #12)"): matched even
+    # when the write that set its fields was lost.
+    for item in items.values():
+        found = DRAFT_MARK.search(item.title) if item.type == "DRAFT_ISSUE" else None
+        request = next((r for r in requests if found and r.pk == int(found.group(1))), None)
+        if request is not None and request.pk not in by_request and item.id not in used:
+            by_request[request.pk] = item
+            used.add(item.id)
 
     # 2. Exception items, by KEP and type.
     for item in items.values():

@@ -346,6 +346,7 @@ _SWEEP_OPTIONS = {"expires": max(1.0, OUTBOX_SWEEP_SECONDS - 5)}
 CELERY_BEAT_SCHEDULE = {
     "reminders-sweep": {"task": "reminders.sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
     "notices-sweep": {"task": "notices.sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
+    "github-board-sweep": {"task": "github.board_sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
 }
 
 # The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,

@@ -62,7 +62,7 @@ def test_a_sweep_interval_out_of_range_is_refused_at_start(value):
     assert f"OUTBOX_SWEEP_SECONDS must be 1 to 120, not {value}" in result.stderr
 
 
-def test_the_sweep_interval_sets_both_sweeps_of_beat():
+def test_the_sweep_interval_sets_every_sweep_of_beat():
     code = (
         "from django.conf import settings as s; "
         "print(sorted((k, v['schedule'], v['options']['expires']) "
@@ -71,7 +71,9 @@ def test_the_sweep_interval_sets_both_sweeps_of_beat():
     env = {**production_env(), "OUTBOX_SWEEP_SECONDS": "20"}
     result = run([sys.executable, "manage.py", "shell", "-c", code], env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "[('notices-sweep', 20.0, 15.0), ('reminders-sweep', 20.0, 15.0)]"
+    assert result.stdout.strip().splitlines()[-1] == (
+        "[('github-board-sweep', 20.0, 15.0), ('notices-sweep', 20.0, 15.0), ('reminders-sweep', 20.0, 15.0)]"
+    )
 
 
 def test_production_settings_are_hardened():

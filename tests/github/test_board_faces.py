@@ -96,18 +96,16 @@ def test_check_services_without_a_board_or_credentials(db, release, settings):
     )
 
 
-def test_a_board_set_in_the_admin_is_read_only_and_read_write_is_refused(admin_client, release, github_settings):
-    lead_client = admin_client
-    page = lead_client.get("/admin/github_board/board/add/")
-    assert page.status_code == 200
+def test_a_board_set_in_the_admin_is_read_only_by_default(admin_client, release, github_settings):
+    assert admin_client.get("/admin/github_board/board/add/").status_code == 200
     form = {"release": release.pk, "owner": "kubernetes", "number": 241, "field_names": "{}"}
-    refused = lead_client.post("/admin/github_board/board/add/", {**form, "mode": "read_write"})
-    assert refused.status_code == 200
-    assert "releasecal does not write boards yet" in refused.content.decode()
-    saved = lead_client.post("/admin/github_board/board/add/", {**form, "mode": "read_only"})
+    saved = admin_client.post("/admin/github_board/board/add/", {**form, "mode": "read_only"})
     assert saved.status_code == 302
     assert Board.objects.get().mode == Board.Mode.READ_ONLY
     assert Board._meta.get_field("mode").default == Board.Mode.READ_ONLY
+    unknown = admin_client.post(f"/admin/github_board/board/{Board.objects.get().pk}/change/", {**form, "mode": "on"})
+    assert unknown.status_code == 200
+    assert "Select a valid choice" in unknown.content.decode()
 
 
 def test_the_cockpit_shows_the_board_and_its_report(lead_client, board, swap_on_board, pending_request):

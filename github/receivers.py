@@ -1,0 +1,18 @@
+"""What the board does on each event of the exception workflow (exceptions/signals.py):
+in read-write mode, one write in the ledger, in the change's transaction."""
+
+from __future__ import annotations
+
+from github.writes import board_write_record
+
+
+def exception_request_submitted(sender, *, request, **kwargs) -> None:
+    board_write_record(request=request, event="submitted")
+
+
+def exception_request_amended(sender, *, request, **kwargs) -> None:
+    board_write_record(request=request, event=f"amended:{request.current.number}")
+
+
+def exception_request_decided(sender, *, request, decision, **kwargs) -> None:
+    board_write_record(request=request, event="decided")
