@@ -88,3 +88,26 @@ def test_list_query_count_does_not_grow_with_rows(url, params, release, code_fre
     many, many_rows = count_queries(url, params)
     assert many_rows > few_rows or url.endswith(("/releases/", "/deadlines/next/"))
     assert many == few, f"{few} queries for {few_rows} rows, {many} for {many_rows}"
+
+
+def test_the_exception_list_reads_each_table_once(release, code_freeze, requester):
+    """The 300-row page of issue 27: the rows, then one query for each thing they share
+    (the release, the milestone with its kind, the requester) or hold (the newest
+    revision, the sign-offs), and the hard stops; none per row."""
+    make_rows(release, code_freeze, requester, start=10_000, count=40)
+    with CaptureQueriesContext(connection) as queries:
+        response = APIClient().get("/api/v1/exceptions/", {"limit": 300})
+    assert response.status_code == 200
+    assert response.json()["count"] == 40
+    tables = [q["sql"].split(" FROM ")[1].split()[0].strip('"') for q in queries]
+    assert tables == [
+        "exceptions_exceptionrequest",  # the count
+        "exceptions_exceptionrequest",  # the page, with its KEPs and decisions
+        "releasecal_release",
+        "releasecal_milestone",
+        "auth_user",
+        "exceptions_exceptionrequestrevision",
+        "exceptions_signoff",
+        "releasecal_release",  # the hard stops: set by hand, or the first rc
+        "releasecal_milestone",
+    ]
