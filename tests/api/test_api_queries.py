@@ -111,3 +111,24 @@ def test_the_exception_list_reads_each_table_once(release, code_freeze, requeste
         "releasecal_release",  # the hard stops: set by hand, or the first rc
         "releasecal_milestone",
     ]
+
+
+def test_without_tz_the_viewer_fields_are_not_built(pending_request):
+    from exceptions.api import ExceptionOutputSerializer
+
+    class SchemaView:
+        swagger_fake_view = True
+
+    def names(context):
+        return set(ExceptionOutputSerializer(context=context).fields)
+
+    assert "submitted_at_viewer" not in names({"viewer_zone": None})
+    assert "submitted_at_local" in names({"viewer_zone": None})
+    assert "submitted_at_viewer" in names({"viewer_zone": "Europe/Berlin"})
+    assert "submitted_at_viewer" in names({})  # no request: everything declared
+    assert "submitted_at_viewer" in names({"viewer_zone": None, "view": SchemaView()})  # the schema
+    rows = APIClient().get("/api/v1/exceptions/").json()["results"]
+    berlin = APIClient().get("/api/v1/exceptions/", {"tz": "Europe/Berlin"}).json()["results"]
+    assert rows
+    assert not [key for key in rows[0] if key.endswith("_viewer")]
+    assert berlin[0]["submitted_at_viewer"]["timezone"] == "Europe/Berlin"
