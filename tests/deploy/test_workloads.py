@@ -277,3 +277,14 @@ def test_production_autoscales_the_web_keeps_it_through_drains_and_scales_worker
     assert _selects(budgets["releasecal-worker"]["spec"]["selector"], worker)
     assert worker["spec"]["replicas"] == 3
     assert not any(_selects(budget["spec"]["selector"], beat) for budget in budgets.values())
+
+
+def test_production_spreads_web_and_worker_pods_over_the_nodes():
+    docs = render("production")
+    for name in ("releasecal-web", "releasecal-worker"):
+        workload = named(docs, "Deployment", name)
+        (spread,) = pod_spec(workload)["topologySpreadConstraints"]
+        assert spread["topologyKey"] == "kubernetes.io/hostname"
+        assert _selects(spread["labelSelector"], workload)
+        others = [w for w in workloads(docs) if w["metadata"]["name"] != name]
+        assert not any(_selects(spread["labelSelector"], other) for other in others), name
