@@ -3,6 +3,7 @@ commands, the metrics /metrics serves, the Secret's keys."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -12,6 +13,7 @@ from tests.deploy.manifests import SECRET_NAME, render, workloads
 from tests.support.paths import ROOT
 
 PAGE = (ROOT / "docs" / "operations.md").read_text()
+DASHBOARD = ROOT / "deploy" / "grafana" / "releasecal-dashboard.json"
 
 
 def test_every_object_the_page_names_is_one_the_overlays_make():
@@ -36,17 +38,38 @@ def test_every_management_command_the_page_runs_exists():
     assert commands <= set(get_commands()), commands - set(get_commands())
 
 
-@pytest.mark.django_db
-def test_every_metric_the_page_explains_is_one_the_app_serves():
+def _served() -> set[str]:
+    """The metric names /metrics serves (a counter's family is named without _total)."""
     from prometheus_client import REGISTRY
 
     import feeds.metrics  # noqa: F401 - its counters, registered when imported
     from config.metrics import DatabaseCollector
 
-    served = {metric.name for metric in REGISTRY.collect()}
-    served |= {family.name for family in DatabaseCollector().collect()}
+    families = {metric.name for metric in REGISTRY.collect()} | {
+        family.name for family in DatabaseCollector().collect()
+    }
+    return (
+        families
+        | {f"{name}_total" for name in families}
+        | {f"{name}_bucket" for name in families}
+        | {f"{name}_count" for name in families}
+    )
+
+
+@pytest.mark.django_db
+def test_every_metric_the_page_explains_is_one_the_app_serves():
     explained = set(re.findall(r"`(releasecal_[a-z_]+)`", PAGE))
     assert len(explained) >= 10
-    for name in explained:
-        bare = name.removesuffix("_total")
-        assert name in served or bare in served, name
+    assert explained <= _served(), explained - _served()
+    alerted = set(re.findall(r"\b(releasecal_[a-z_]+)\b", PAGE.split("What to alert on")[1]))
+    assert alerted <= _served(), alerted - _served()
+
+
+@pytest.mark.django_db
+def test_the_grafana_dashboard_queries_only_metrics_the_app_serves():
+    dashboard = json.loads(DASHBOARD.read_text())
+    exprs = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    queried = {name for expr in exprs for name in re.findall(r"\b(releasecal_[a-z_]+)\b", expr)}
+    assert len(queried) >= 10
+    assert queried <= _served(), queried - _served()
+    assert len({panel["id"] for panel in dashboard["panels"]}) == len(dashboard["panels"])
