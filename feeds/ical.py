@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
 REFRESH = dt.timedelta(hours=1)
 # Changing what the writer emits must change every cache key: bump this.
-FORMAT_VERSION = "10"
+FORMAT_VERSION = "11"
 # Part of every event's SEQUENCE (feeds/published.py): raise it by one whenever the
 # wording of summaries or descriptions changes, so every client re-reads every event.
 # 1: deadlines worded by tz.render_deadline (issue 16); 2: rejections, no "(SIG )" (29);

@@ -9,7 +9,8 @@ today is), and the definition covers every instant we can publish
 - every later transition that the zone's current rule does not describe, grouped into
   one STANDARD/DAYLIGHT observance per (offset from, offset to, name), each onset
   on its own single-value ``RDATE`` line (ical.js and vobject read only the first value
-  of a multi-valued RDATE);
+  of a multi-valued RDATE), the DTSTART onset included when there is more than one
+  (ical.js ignores DTSTART in an observance with RDATEs);
 - the current rule (the POSIX TZ string in the TZif footer) as one STANDARD and one
   DAYLIGHT observance with an open-ended ``RRULE:FREQ=YEARLY;BYMONTH=m;BYDAY=nDD``,
   the shape Outlook, Google and Thunderbird emit. A rule that RRULE cannot say with a
@@ -311,8 +312,11 @@ def build(tzid: str, data: TZif) -> icalendar.Timezone:
     for members in groups.values():
         first = members[0]
         component = _observance(first.after, first.before, first.local, tzid=tzid)
-        for onset in members[1:]:
-            component.add("rdate", onset.local)  # one value per line
+        if len(members) > 1:
+            # ical.js (Thunderbird, 1.5 and 2.2.1) ignores DTSTART when an observance has
+            # RDATEs: the first onset is listed as an RDATE too (RFC 5545 allows it).
+            for onset in members:
+                component.add("rdate", onset.local)  # one value per line
         components.append((first.local, component))
 
     seen: set[bool] = set()

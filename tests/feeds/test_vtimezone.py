@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import json
+import subprocess
 import zoneinfo
 
 import icalendar
@@ -19,6 +21,8 @@ from dateutil.rrule import rrulestr
 
 from feeds import vtimezone as vtz
 from releasecal import tz
+from tests.feeds.test_ical_clients import node_binary
+from tests.support.paths import ROOT
 
 UTC = dt.UTC
 
@@ -171,3 +175,68 @@ def test_a_bad_tzif_file_is_refused():
         vtz.parse_tzif(b"not a tzif")
     with pytest.raises(vtz.TZifError):
         vtz.tzif_bytes("../etc/passwd")
+
+
+ICALJS_SWEEP = ROOT / "tests" / "js" / "icaljs_zone_sweep.mjs"
+# ical.js keeps whole minutes of an offset: Monrovia's -00:44:30 (until 7 January 1972) reads 30 s
+# off. No feed deadline is in Monrovia in 1970-1971; the set is exact, so any other
+# zone ical.js misreads fails the sweep.
+ICALJS_MINUTE_OFFSETS = {"Africa/Monrovia"}
+
+
+def test_icaljs_reads_every_zone_as_zoneinfo_from_1970_to_2099(tmp_path):
+    """The all-zone sweep beside dateutil's (above), with ical.js (Thunderbird), which
+    ignores an observance's DTSTART when it has RDATEs (issue 29, item 3): every wall
+    time at each transition ±1 s and twice a year, as a feed's ``DTSTART;TZID=`` gives
+    it, must read as zoneinfo's instant. Wall times in a fold are left out: feeds write
+    those in UTC (tests/feeds/test_feed_folds.py)."""
+    node = node_binary()
+    payload, want = {}, {}
+    for key in sorted(zoneinfo.available_timezones()):
+        if key in ("Factory", "localtime") or key.startswith(("posix/", "right/")):
+            continue
+        component = vtz.vtimezone(key)
+        calendar = icalendar.Calendar()
+        calendar.add("prodid", "-//releasecal tests//EN")
+        calendar.add("version", "2.0")
+        calendar.add_component(component)
+        instants = {tz.EARLIEST} | {dt.datetime(y, m, 15, 12, tzinfo=UTC) for y in range(1970, 2100) for m in (1, 7)}
+        for when, _after in expand(component):
+            instants |= {when - dt.timedelta(seconds=1), when, when + dt.timedelta(seconds=1)}
+        instants = sorted(i for i in instants if tz.EARLIEST <= i < tz.LATEST and not tz.in_fold(i, key))
+        zone = zoneinfo.ZoneInfo(key)
+        walls = [i.astimezone(zone).strftime("%Y-%m-%dT%H:%M:%S") for i in instants]
+        payload[key] = {"ics": calendar.to_ical().decode(), "walls": walls}
+        want[key] = [i.strftime("%Y-%m-%dT%H:%M:%SZ") for i in instants]
+    result = subprocess.run(
+        [node, str(ICALJS_SWEEP)], input=json.dumps(payload), capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    read = json.loads(result.stdout)
+    wrong = {}
+    for key, expected in want.items():
+        misread = [
+            (wall, got, instant)
+            for wall, got, instant in zip(payload[key]["walls"], read[key], expected, strict=True)
+            if got != instant
+        ]
+        if misread:
+            wrong[key] = misread
+    assert len(want) > 590
+    assert set(wrong) == ICALJS_MINUTE_OFFSETS, {key: found[:3] for key, found in wrong.items()}
+    assert all(wall < "1972-01-08" for wall, _, _ in wrong["Africa/Monrovia"]), wrong["Africa/Monrovia"]
+
+
+def test_an_observance_with_rdates_lists_its_dtstart_among_them():
+    """ical.js reads an observance with RDATEs from the RDATEs alone: the first onset
+    is one of them (Los Angeles, summer 1970: PDT from 26 April)."""
+    component = vtz.vtimezone("America/Los_Angeles")
+    for observance in component.subcomponents:
+        rdates = observance.get("RDATE", [])
+        rdates = rdates if isinstance(rdates, list) else [rdates]
+        if rdates:
+            assert observance.decoded("DTSTART") in [prop.dts[0].dt for prop in rdates], observance.to_ical()
+    daylight_1970 = next(
+        o for o in component.walk("DAYLIGHT") if o.decoded("DTSTART") == dt.datetime(1970, 4, 26, 2, 0)
+    )
+    assert b"RDATE:19700426T020000\r\n" in daylight_1970.to_ical()
