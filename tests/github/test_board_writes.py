@@ -10,7 +10,7 @@ import pytest
 from graphql import parse, validate
 
 from exceptions.fields import RequestFields
-from exceptions.services import exception_request_approve, exception_request_submit
+from exceptions.services import exception_request_amend, exception_request_approve, exception_request_submit
 from github.models import Board, BoardItem, BoardWrite
 from github.writes import board_write_retry, board_write_send, board_writes_sweep, field_updates_document
 from tests.support.fake_github.graphql_api import schema
@@ -173,3 +173,22 @@ def test_the_sweep_queues_what_was_never_sent(writing, project, swap, pending_re
     later = write.updated_at + dt.timedelta(seconds=settings.OUTBOX_REQUEUE_SECONDS + 1)
     assert board_writes_sweep(now=later) == [write.pk]
     assert queued == [write.pk]
+
+
+def test_an_amendment_writes_its_new_days_once(writing, project, swap, pending_request, requester, github):
+    item = project.add_issue(swap)
+    send_all()
+    amended = exception_request_amend(
+        request=pending_request,
+        fields=RequestFields(days=1, enhancement_name="Node memory swap support", stage="beta", sig="node"),
+        actor=requester,
+    )
+    exception_request_amend(
+        request=amended,
+        fields=RequestFields(days=1, enhancement_name="Node memory swap support", stage="beta", sig="node"),
+        actor=requester,
+    )
+    assert sorted(BoardWrite.objects.values_list("event", flat=True)) == ["amended:2", "amended:3", "submitted"]
+    assert send_all() == ["not claimed", "sent", "sent"]
+    assert item.value("Additional Time") == 1.0
+    assert [c.after for c in github.changes("field", via="graphql") if c.name == "Additional Time"] == [2.0, 1.0]
