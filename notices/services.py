@@ -8,7 +8,9 @@ the send task is queued on commit. ``notice_send`` claims each row with one
 conditional UPDATE and proceeds only if it changed exactly one row, so a redelivered
 or retried task, or two at once, never sends a row twice. A transient failure leaves
 the row pending with ``next_attempt_at``; the minute sweep (``notices_sweep``) queues
-it again, as it queues a notice whose task was lost after commit.
+it again, as it queues a notice whose task was lost after commit. The claim, lease,
+backoff, give-up, rate-limit turn and the 429 rule are the outbox's (``outbox.ledger``;
+this ledger: ``LEDGER``), the same as the reminders'.
 
 What is a change people see: a milestone's deadline instant moved, the milestone was
 cancelled or is back on, or the hard stop in force moved. A saved edit that changes
@@ -25,13 +27,13 @@ import time
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
 
 from exceptions.models import ExceptionRequest
 from exceptions.selectors import Deadline, effective_deadline, grant_conflicts, hard_stop_conflicts
 from notices.models import NoticeDelivery, ScheduleNotice
 from outbox import ratelimit
-from outbox.errors import TransportError, backoff_delay
+from outbox.errors import TransportError
+from outbox.ledger import Ledger
 from outbox.smtp import send_email
 from releasecal import tz
 from releasecal.models import EnhancementOwner, Milestone, Release, Tracking
@@ -44,6 +46,8 @@ log = logging.getLogger(__name__)
 State = NoticeDelivery.State
 Kind = ScheduleNotice.Kind
 SEND_TASK = "notices.send"
+# The notice ledger in the outbox's machinery: a row is claimable as soon as it is written.
+LEDGER = Ledger(model=NoticeDelivery, name="notices")
 # KEPs whose owners hear that a freeze moved: the ones the release still tracks.
 TRACKED_STATUSES = (
     Tracking.Status.TRACKED,
@@ -259,12 +263,6 @@ def _send_one(notice: ScheduleNotice, delivery: NoticeDelivery) -> None:
     client.post_message(channel=address, text=text, blocks=blocks, unfurl_links=False)
 
 
-def _claimable(now: dt.datetime) -> Q:
-    lease = now - dt.timedelta(seconds=settings.OUTBOX_LEASE_SECONDS)
-    due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
-    return (Q(state=State.PENDING) & due) | Q(state=State.SENDING, claimed_at__lt=lease)
-
-
 def _slack_key(delivery: NoticeDelivery) -> str | None:
     """The rate-limit key of a Slack post (the key reminders use for the same target)."""
     kind, _, address = delivery.recipient.partition(":")
@@ -281,7 +279,8 @@ def notice_send(
     *, notice_id: int, now: dt.datetime | None = None, slots: dict[str, float] | None = None, requeue=None
 ) -> dict:
     """Send every due row of one notice that nobody else holds. Returns counts of what
-    happened (sent, retry, failed, waiting, not-claimed) for logs and tests.
+    happened (sent, retry, failed, waiting, not-claimed) for logs and tests; a row that
+    Slack rate-limited (429) is waiting, not failed (the 429 rule, ``outbox.ledger``).
 
     A Slack post waits for its channel's turn before its row is claimed: a turn a
     second or more ahead queues the task again for it (``slots`` carries the reserved
@@ -293,37 +292,29 @@ def notice_send(
     now = now or tz.utc_now()
     slots = slots or {}
     later: dict[str, float] = {}
-    for delivery in NoticeDelivery.objects.filter(_claimable(now), notice=notice):
+    for delivery in NoticeDelivery.objects.filter(LEDGER.claimable(now), notice=notice):
         key = _slack_key(delivery) if settings.OUTBOX_SLACK_CHANNEL_RATE > 0 else None
         if key is not None:
-            clock = time.time()
-            turn = ratelimit.turn(key, slot=slots.get(str(delivery.pk)), now=clock)
-            if turn is None or turn > clock:
-                wait = settings.OUTBOX_SLACK_MAX_WAIT_SECONDS if turn is None else 0
-                NoticeDelivery.objects.filter(pk=delivery.pk, state=State.PENDING).update(
-                    next_attempt_at=now + dt.timedelta(seconds=wait) if wait else F("next_attempt_at"), updated_at=now
-                )
-                if turn is not None:
-                    later[str(delivery.pk)] = turn
+            wait = LEDGER.wait_for_turn(key, [delivery.pk], slot=slots.get(str(delivery.pk)), now=now)
+            if wait is not None:
+                if wait.until is not None:
+                    later[str(delivery.pk)] = wait.until
                 counts["waiting"] += 1
                 continue
-        claimed = (
-            NoticeDelivery.objects.filter(_claimable(now), pk=delivery.pk)
-            .update(state=State.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
-        )  # fmt: skip
-        if claimed != 1:
+        if not LEDGER.claim([delivery.pk], now=now):
             counts["not-claimed"] += 1
             continue
         delivery.refresh_from_db()
-        mine = NoticeDelivery.objects.filter(pk=delivery.pk, state=State.SENDING, claimed_at=now)
         try:
             _send_one(notice, delivery)
-        except TransportError as exc:
-            if key is not None and exc.retry_after:
-                ratelimit.hold(key, exc.retry_after)
-            counts[_record_failure(delivery, exc, mine=mine, now=now)] += 1
+        except Exception as exc:
+            if not isinstance(exc, TransportError):  # a bug: retried up to the bound, visible in the admin
+                log.exception("notice delivery %s: unexpected error", delivery.pk)
+                exc = TransportError(f"{exc.__class__.__name__}: {exc}")
+            outcome = LEDGER.record_failure([delivery], exc, now=now, target=key)
+            counts["waiting" if outcome == "rate-limited" else outcome] += 1
             continue
-        mine.update(state=State.SENT, sent_at=tz.utc_now(), last_error="", next_attempt_at=None, updated_at=now)
+        LEDGER.record_sent([delivery.pk], now=now, sent_at=tz.utc_now())
         counts["sent"] += 1
     if later:
         countdown = max(0.0, min(later.values()) - time.time())
@@ -334,34 +325,21 @@ def notice_send(
     return counts
 
 
-def _record_failure(delivery: NoticeDelivery, exc: TransportError, *, mine, now: dt.datetime) -> str:
-    error = str(exc)[:2000]
-    log.warning("notice delivery %s to %s: %s", delivery.pk, delivery.recipient, error)
-    if exc.permanent or delivery.attempts >= settings.OUTBOX_MAX_ATTEMPTS:
-        prefix = "" if exc.permanent else f"Gave up after {delivery.attempts} attempts: "
-        mine.update(state=State.FAILED, last_error=(prefix + error)[:2000], next_attempt_at=None, updated_at=now)
-        return "failed"
-    delay = backoff_delay(
-        delivery.attempts - 1,
-        base=settings.OUTBOX_RETRY_BASE_SECONDS,
-        cap=settings.OUTBOX_RETRY_MAX_SECONDS,
-        retry_after=exc.retry_after,
-    )
-    mine.update(
-        state=State.PENDING, last_error=error, next_attempt_at=now + dt.timedelta(seconds=delay), updated_at=now
-    )
-    return "retry"
-
-
 def notices_sweep(*, now: dt.datetime | None = None) -> list[int]:
     """Queue the send task of every notice with a row due and not held (a retry whose
     time came, a task lost after commit, a worker lost mid-send). Rows touched in the
-    last minute are left to the task that is on them."""
+    last minute are left to the task that is on them. A row whose sender was lost as
+    often as it may be tried fails (the outbox's lease, ``Ledger.reclaim_expired``)."""
     now = now or tz.utc_now()
     quiet = now - dt.timedelta(seconds=60)
     ids = sorted(
-        set(NoticeDelivery.objects.filter(_claimable(now), updated_at__lt=quiet).values_list("notice_id", flat=True))
+        set(
+            NoticeDelivery.objects.filter(LEDGER.claimable(now), updated_at__lt=quiet).values_list(
+                "notice_id", flat=True
+            )
+        )
     )
+    LEDGER.reclaim_expired(now=now)
     for notice_id in ids:
         try:
             _enqueue(notice_id)
