@@ -395,7 +395,7 @@ def deliveries_send(
         Delivery.objects.select_related(
             "channel", "milestone__release", "milestone__kind", "request__enhancement", "request__release"
         )
-        .filter(pk__in=delivery_ids, state=State.PENDING)
+        .filter(LEDGER.claimable(now), pk__in=delivery_ids)
         .order_by(F("deadline_at").asc(nulls_last=True), "due_at", "pk")
     )
     if not loaded:
