@@ -4,7 +4,7 @@ No task is scheduled with a long countdown or ETA: Redis redelivers an unacknowl
 message after its visibility timeout, so a long ETA would run twice. Time lives in the
 ledger (``due_at``, ``next_attempt_at``); the minute sweep reads it. The one countdown
 is a send queued for its Slack channel's reserved second (reserved by the sweep, or by a
-send queued without one; ``reminders.ratelimit``: at most
+send queued without one; ``outbox.ratelimit``: at most
 ``OUTBOX_SLACK_MAX_WAIT_SECONDS``, far below the visibility timeout).
 """
 

@@ -76,7 +76,7 @@ def _retry_after(response: requests.Response) -> float | None:
 class HttpTransport:
     """POST JSON with bounded retry. One session per process (created after fork).
 
-    Tries, timeout and backoff come from the ``REMINDERS_HTTP_*`` settings (reminders
+    Tries, timeout and backoff come from the ``OUTBOX_HTTP_*`` settings (reminders
     were the first to send through it). ``wait_on_rate_limit=False``: a 429 is raised at
     once (``rate_limited``), for a caller that honours Retry-After in its own schedule
     (the reminder ledger) instead of holding a worker asleep."""

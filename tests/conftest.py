@@ -42,7 +42,7 @@ if os.environ.get("CI", "").lower() == "true":
     hypothesis_settings.load_profile("ci")
 
 
-# Slack's per-channel limit (reminders.ratelimit) is off in tests unless a test turns it
+# Slack's per-channel limit (outbox.ratelimit) is off in tests unless a test turns it
 # on (settings.OUTBOX_SLACK_CHANNEL_RATE, and the same in a worker's env): with it on,
 # every test that sends twice to one fake channel would wait a second per message. The
 # environment reaches the workers and servers tests start.

@@ -29,7 +29,7 @@ worker mid-send with a known number of sends in flight.
 
 Slack's posting limit: ``FakeSlack(rate_limit=1)`` (or ``--rate-limit 1``) accepts at
 most that many messages (chat.postMessage, webhooks) per channel (the payload's
-``channel``, or the webhook's path) per wall-clock second, as ``reminders.ratelimit``
+``channel``, or the webhook's path) per wall-clock second, as ``outbox.ratelimit``
 counts them, and answers any more with 429 and ``Retry-After: 1``; ``rate_limited``
 counts those answers (off by default).
 
