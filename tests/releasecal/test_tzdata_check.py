@@ -487,3 +487,42 @@ def test_a_proposal_confirmed_after_the_upgrade_grants_the_wall_time_read(under_
     decision = proposed_decision_confirm(proposal=proposal, actor=release.team.get())
     decision.refresh_from_db()
     assert (decision.granted_until, decision.granted_wall) == (utc("2028-07-17 03:00"), dt.datetime(2028, 7, 16, 19))
+
+
+def test_a_date_only_milestone_closes_at_the_end_of_its_day_under_the_new_rules(
+    under_old_rules, kinds, release_team_member_dropland
+):
+    release = release_team_member_dropland.release
+    freeze = milestone_create(
+        release=release, kind=kinds["docs-freeze"], title="Docs Freeze", on_date=dt.date(2028, 7, 13)
+    )
+    week = milestone_create(
+        release=release, kind=kinds["event"], title="Review week", on_date=dt.date(2028, 1, 3),
+        ends_on=dt.date(2028, 7, 20),
+    )  # fmt: skip
+    # End of 13 July 2028 under OLD: 00:00 PDT 14 July = 07:00 UTC; under NEW (PST): 08:00 UTC.
+    assert freeze.closes_at == utc("2028-07-14 07:00")
+    use_rules(under_old_rules.new)
+    code, out, err = run()
+    assert code == 1
+    lines = [line for line in out.splitlines() if "Docs Freeze" in line or "Review week" in line]
+    assert lines == [
+        f"milestone {week.pk} [1.99] Review week, passes_at (end of 2028-07-20): set to 00:00 Friday 21 July 2028 "
+        "Test/Dropland; was 07:00 UTC Friday 21 July 2028, now end of Thursday 20 July 2028 PST "
+        "(08:00 UTC Friday 21 July 2028)",
+        f"milestone {freeze.pk} [1.99] Docs Freeze, closes_at (end of 2028-07-13): set to 00:00 Friday 14 July 2028 "
+        "Test/Dropland; was 07:00 UTC Friday 14 July 2028, now end of Thursday 13 July 2028 PST "
+        "(08:00 UTC Friday 14 July 2028)",
+    ]
+    code, out, err = run("--apply")
+    assert code == 0, err
+    freeze.refresh_from_db()
+    week.refresh_from_db()
+    assert (freeze.closes_at, week.closes_at, week.passes_at) == (
+        utc("2028-07-14 08:00"),
+        utc("2028-01-04 08:00"),  # winter: PST under both rules
+        utc("2028-07-21 08:00"),
+    )
+    assert AuditLog.objects.filter(object_id=str(freeze.pk), action="milestone.update").count() == 1
+    code, out, err = run()
+    assert code == 0

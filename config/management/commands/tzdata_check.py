@@ -6,7 +6,9 @@ Every deadline keeps the wall time it was set to and its zone beside its UTC ins
 drops daylight saving time), the instant stored under the old rules no longer shows the
 wall time people set. This command
 recomputes, under the tzdata this process runs with, the instant of every future
-deadline from its wall time and zone, and reports those that differ.
+deadline from its wall time and zone, and the instant a future date-only milestone
+closes (the end of its day in its zone: ``Milestone.closes_at``/``passes_at``), and
+reports those that differ.
 
 Exit status (for cron): 0 when no future instant moved (or every moved one was saved
 with --apply), 1 when some moved and --apply was not given (nothing was changed), 2 when
@@ -75,6 +77,15 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
             if new != instant:
                 what = f"milestone {milestone.pk} {milestone}, {field}"
                 moved.append(Moved(what, Milestone, milestone.pk, field, wall, milestone.zone, instant, new, note))
+    # A date-only milestone closes at the end of its day in its zone: the stored instants
+    # (closes_at, passes_at, the sort key of every list) follow the zone rules too.
+    dated = Milestone.objects.filter(at__isnull=True, passes_at__gt=now).select_related("release")
+    for milestone in dated.order_by("closes_at", "pk"):
+        checked += 2 if milestone.ends_on else 1
+        for field, old, new, day in closing_moved(milestone, now):
+            what = f"milestone {milestone.pk} {milestone}, {field} (end of {day.isoformat()})"
+            midnight = dt.datetime.combine(day + dt.timedelta(days=1), dt.time())
+            moved.append(Moved(what, Milestone, milestone.pk, field, midnight, milestone.zone, old, new))
     grants = (
         Decision.objects.filter(outcome=Decision.Outcome.APPROVED, granted_until__gt=now)
         .select_related("request__enhancement", "request__release", "request__milestone")
@@ -130,6 +141,20 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
     return moved, checked, unrecorded
 
 
+def closing_moved(milestone: Milestone, now: dt.datetime) -> list[tuple[str, dt.datetime, dt.datetime, dt.date]]:
+    """A date-only milestone's future stored closing instants that the running rules put
+    elsewhere: (field, stored, recomputed, the day it ends). Leaves the row recomputed."""
+    stored = {"closes_at": milestone.closes_at, "passes_at": milestone.passes_at}
+    milestone.set_closing()
+    days = {"closes_at": milestone.on_date, "passes_at": milestone.ends_on}
+    fields = ("closes_at", "passes_at") if milestone.ends_on else ("closes_at",)
+    return [
+        (field, stored[field], getattr(milestone, field), days[field])
+        for field in fields
+        if stored[field] > now and getattr(milestone, field) != stored[field]
+    ]
+
+
 @transaction.atomic
 def apply_milestone(pk: int, now: dt.datetime) -> list[str]:
     """Recompute one milestone's future instants from its wall times, as the row stands
@@ -146,6 +171,20 @@ def apply_milestone(pk: int, now: dt.datetime) -> list[str]:
             fields.append(field)
     if fields:
         milestone_save(milestone=milestone, actor_label=ACTOR_LABEL)
+    elif milestone.at is None:
+        # Nothing a calendar shows changed (milestone_save would keep the row as it is):
+        # only when the day ends, which the stored sort key must follow.
+        moved = closing_moved(milestone, now)
+        if moved:
+            fields = [field for field, *_ in moved]
+            milestone.save(update_fields=fields)
+            audit_record(
+                action="milestone.update",
+                obj=milestone,
+                actor_label=ACTOR_LABEL,
+                before={field: old for field, old, _, _ in moved},
+                after={field: new for field, _, new, _ in moved},
+            )
     return fields
 
 
