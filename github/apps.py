@@ -14,8 +14,10 @@ class GitHubBoardConfig(AppConfig):
 
     def ready(self) -> None:
         # The board hears the exception workflow (receivers listed in exceptions/signals.py).
+        # The tasks module is imported so every process (web too, not only workers) has
+        # the send task to queue by name.
         from exceptions import signals as workflow
-        from github import receivers
+        from github import receivers, tasks  # noqa: F401
 
         for signal, receiver in (
             (workflow.exception_request_submitted, receivers.exception_request_submitted),
