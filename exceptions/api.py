@@ -813,8 +813,10 @@ class DeadlineNextApi(APIView):
         else:
             releases = list(schedule.release_list_active())
         now = tz.utc_now()
-        rows = deadlines_next(releases=releases, enhancements=enhancements, now=now, limit=query["limit"])
         out = schedule.tracking_out_of_milestone(enhancements=enhancements, releases=releases) if enhancements else []
+        rows = deadlines_next(
+            releases=releases, enhancements=enhancements, now=now, limit=query["limit"], out_of_milestone=out
+        )
         data = {
             "now": tz.isoformat_utc(now),
             "next": rows[0] if rows else None,

@@ -23,7 +23,7 @@ from exceptions.models import ExceptionRequest
 from releasecal import selectors as schedule
 from releasecal import tz
 from releasecal.errors import ValidationFailed
-from releasecal.models import Enhancement, Milestone, Release
+from releasecal.models import Enhancement, Milestone, Release, Tracking
 
 MAX_ID = 2**63 - 1  # a bigint primary key; a larger id is no id, not a database error
 
@@ -317,21 +317,28 @@ def deadlines_next(
     enhancements: list[Enhancement] | None,
     now: dt.datetime,
     limit: int,
+    out_of_milestone: list[Tracking] | None = None,
 ) -> list[Deadline]:
     """The upcoming deadlines, soonest first, with granted extensions applied.
 
     Without KEPs: the releases' own deadlines. With KEPs: each KEP's effective deadline
     per milestone; KEPs sharing one instant for a milestone share one row. A KEP out of
-    a release's milestone (removed or deferred) has none of that release's deadlines.
+    a release's milestone (removed or deferred) has none of that release's deadlines:
+    ``out_of_milestone`` when the caller has read them already
+    (``schedule.tracking_out_of_milestone`` of these KEPs, for these releases or all).
     """
-    milestones = [m for release in releases for m in schedule.milestone_list(release=release).filter(cancelled=False)]
+    # One query for every release's milestones (their order does not matter: the rows
+    # are sorted below).
+    milestones = list(schedule.milestone_list().filter(release__in=[r.pk for r in releases], cancelled=False))
     rows: dict[tuple[int, dt.datetime, int | None], Deadline] = {}
     if enhancements is None:
         for milestone in milestones:
             deadline = effective_deadline(milestone=milestone, request=None)
             rows[(milestone.pk, deadline.instant, None)] = deadline
     else:
-        out = {(t.enhancement_id, t.release_id) for t in schedule.tracking_out_of_milestone(enhancements=enhancements)}
+        if out_of_milestone is None:
+            out_of_milestone = schedule.tracking_out_of_milestone(enhancements=enhancements)
+        out = {(t.enhancement_id, t.release_id) for t in out_of_milestone}
         effective = effective_deadlines(milestones=milestones, enhancements=enhancements)
         for (enhancement_id, _), deadline in sorted(effective.items(), key=lambda item: item[1].keps[0]):
             if (enhancement_id, deadline.milestone.release_id) in out:

@@ -132,3 +132,29 @@ def test_without_tz_the_viewer_fields_are_not_built(pending_request):
     assert rows
     assert not [key for key in rows[0] if key.endswith("_viewer")]
     assert berlin[0]["submitted_at_viewer"]["timezone"] == "Europe/Berlin"
+
+
+def test_next_deadlines_cost_the_same_for_one_release_or_many(release, kinds, kep):
+    """deadlines/next/ reads every release's milestones in one query, and the KEPs out of
+    a milestone once (issue 27): the count does not grow with the releases."""
+    from releasecal import tz as zones
+    from releasecal.services import milestone_create
+
+    def add_release(n: int) -> None:
+        other = Release.objects.create(
+            slug=f"9.{n}", name=f"v9.{n}", zone="UTC", start_date=dt.date(2030, 1, 1), status=Release.Status.ACTIVE
+        )
+        at = zones.utc_now() + dt.timedelta(days=n)
+        milestone_create(release=other, kind=kinds["code-freeze"], title="Code Freeze", at=at)
+        Tracking.objects.create(release=other, enhancement=kep, stage="beta")
+
+    add_release(1)
+    counts = {}
+    for params in ({}, {"kep": kep.number}):
+        counts[("one", str(params))] = count_queries("/api/v1/deadlines/next/", params)[0]
+    for n in range(2, 6):
+        add_release(n)
+    for params in ({}, {"kep": kep.number}):
+        many, rows = count_queries("/api/v1/deadlines/next/", params)
+        assert rows >= 5
+        assert many == counts[("one", str(params))], params
