@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from github.models import Board
+from django.db.models import Count, Q
+
+from github.models import Board, BoardWrite
 
 
 @dataclass
@@ -12,15 +14,23 @@ class BoardRow:
     board: Board
     writes: int  # fields the last sync would write (items to add count one each)
     problems: int
+    failed_writes: int  # writes GitHub refused for good (the admin's list has Retry)
 
 
 def board_rows() -> list[BoardRow]:
     """Every board of an active or planned release (one query), for the cockpit."""
     rows = []
-    boards = Board.objects.exclude(release__status="released").select_related("release").order_by("release__slug")
+    boards = (
+        Board.objects.exclude(release__status="released")
+        .select_related("release")
+        .annotate(failed=Count("writes", filter=Q(writes__state=BoardWrite.State.FAILED)))
+        .order_by("release__slug")
+    )
     for board in boards:
         report = board.last_report or {}
         plans = report.get("plans", [])
         writes = sum(len(plan["changes"]) + (plan["action"] != "update") for plan in plans)
-        rows.append(BoardRow(board=board, writes=writes, problems=len(report.get("problems", []))))
+        rows.append(
+            BoardRow(board=board, writes=writes, problems=len(report.get("problems", [])), failed_writes=board.failed)
+        )
     return rows

@@ -12,6 +12,7 @@ from graphql import parse, validate
 from exceptions.fields import RequestFields
 from exceptions.services import exception_request_amend, exception_request_approve, exception_request_submit
 from github.models import Board, BoardItem, BoardWrite
+from github.selectors import board_rows
 from github.writes import board_write_retry, board_write_send, board_writes_sweep, field_updates_document
 from tests.support.fake_github.graphql_api import schema
 
@@ -156,6 +157,7 @@ def test_a_permanent_refusal_fails_the_write_with_githubs_words(
     github_settings.GITHUB_TOKEN = github.token(
         "writer", kind="fine-grained", permissions={"organization_projects": "write"}
     )
+    assert board_rows()[0].failed_writes == 1  # the cockpit says so, with a link to Retry
     assert board_write_retry(write_ids=[write.pk]) == 1
     assert board_write_send(write_id=write.pk) == "sent"
 
