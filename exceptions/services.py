@@ -58,7 +58,7 @@ def _check_days(days, milestone: Milestone | None = None) -> int:
     if days < 1:
         if milestone is not None and days == 0:
             raise PolicyViolation(
-                f"A {milestone.kind.name} exception must ask for at least 1 day; asking for no time "
+                f"A {milestone.kind_name} exception must ask for at least 1 day; asking for no time "
                 f"(admission only) is for {' and '.join(sorted(ADMISSION_KINDS))} requests.",
                 extra={"days": days, "kind": milestone.kind.slug},
             )
@@ -90,7 +90,7 @@ def _check_extendable(milestone: Milestone) -> None:
         raise PolicyViolation(f"{milestone.title} was cancelled; there is nothing to extend.")
     if not milestone.kind.allows_exceptions:
         raise PolicyViolation(
-            f"{milestone.kind.name} deadlines cannot be extended by an exception.",
+            f"{milestone.kind_name} deadlines cannot be extended by an exception.",
             extra={"milestone": milestone.pk, "kind": milestone.kind.slug},
         )
 

@@ -240,7 +240,7 @@ def milestone_event(
         end=end,
         zone=zone,
         url=milestone.link or page,
-        categories=(milestone.kind.name,),
+        categories=(milestone.kind_name,),
     )
 
 

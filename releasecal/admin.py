@@ -115,7 +115,19 @@ class MilestoneForm(forms.ModelForm):
 
     class Meta:
         model = Milestone
-        fields = ["kind", "title", "at", "on_date", "ends_at", "ends_on", "zone", "description", "link", "cancelled"]
+        fields = [
+            "kind",
+            "kind_label",
+            "title",
+            "at",
+            "on_date",
+            "ends_at",
+            "ends_on",
+            "zone",
+            "description",
+            "link",
+            "cancelled",
+        ]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -365,6 +377,7 @@ class MilestoneAdmin(PlainActionCheckbox, admin.ModelAdmin):
     fields = [
         "release",
         "kind",
+        "kind_label",
         "title",
         "at",
         "on_date",

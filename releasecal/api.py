@@ -51,7 +51,7 @@ class MilestoneOutputSerializer(TimeAwareOutputSerializer):
     id = serializers.IntegerField()
     release = serializers.CharField(source="release.slug")
     kind = serializers.CharField(source="kind.slug")
-    kind_name = serializers.CharField(source="kind.name")
+    kind_name = serializers.CharField(help_text="The kind's name as this release calls it")
     allows_exceptions = serializers.BooleanField(source="kind.allows_exceptions")
     title = serializers.CharField()
     zone = serializers.CharField(help_text="The native zone the milestone was set in")

@@ -151,6 +151,7 @@ def cycle_create(*, plan: CyclePlan, actor=None) -> Release:
         created = milestone_create(
             release=release,
             kind=m.kind,
+            kind_label=m.kind_label,
             title=shifted.title,
             at=shifted.at,
             on_date=shifted.on_date,

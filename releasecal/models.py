@@ -230,6 +230,7 @@ class Milestone(models.Model):
     # Fields a calendar client shows: changing any of them bumps ``sequence``.
     CALENDAR_FIELDS = (
         "kind_id",
+        "kind_label",
         "title",
         "at",
         "on_date",
@@ -244,6 +245,12 @@ class Milestone(models.Model):
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="milestones")
     kind = models.ForeignKey(MilestoneKind, on_delete=models.PROTECT, related_name="milestones")
+    kind_label = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="What this release's schedule calls the kind when that differs from the kind's name "
+        "(v1.38's 'KEP Readiness Deadline' for the PRR freeze); empty: the kind's own name",
+    )
     title = models.CharField(max_length=200)
     at = models.DateTimeField(null=True, blank=True, help_text="The instant (stored in UTC)")
     on_date = models.DateField(null=True, blank=True, help_text="For date-only milestones")
@@ -308,6 +315,11 @@ class Milestone(models.Model):
             closing = [f for f in ("closes_at", "passes_at") if f not in update_fields]
             kwargs["update_fields"] = [*update_fields, *closing]
         super().save(*args, **kwargs)
+
+    @property
+    def kind_name(self) -> str:
+        """The kind's name as this release calls it: ``kind_label``, else the kind's own name."""
+        return self.kind_label or self.kind.name
 
     @property
     def is_all_day(self) -> bool:

@@ -208,11 +208,13 @@ def milestone_create(
     zone: str | None = None,
     description: str = "",
     link: str = "",
+    kind_label: str = "",
     actor=None,
 ) -> Milestone:
     milestone = Milestone(
         release=release,
         kind=kind,
+        kind_label=kind_label,
         title=title,
         at=tz.to_utc(at) if at else None,
         on_date=on_date,

@@ -20,7 +20,7 @@ from releasecal.models import Release
 _KIND_RULES: list[tuple[str, str]] = [
     (r"\bexceptions?\b|brace yourself|is coming|\bcall for\b", "other"),
     (r"end of code freeze|lifting code freeze|code thaw|^thaw$|\bevaluation\b", "other"),
-    (r"production readiness freeze|\bprr freeze", "prr-freeze"),
+    (r"production readiness freeze|\bprr freeze|\bkep readiness deadline", "prr-freeze"),
     (r"enhancements? freeze|^\W*feature freeze\W", "enhancements-freeze"),
     (r"feature blogs? freeze", "feature-blog-freeze"),
     (r"code (?:and test )?freeze", "code-freeze"),
@@ -44,6 +44,24 @@ def milestone_kind_for(title: str) -> str:
     return "other"
 
 
+# The names a release's schedule gives a kind instead of the kind's own: the name is
+# stored on the milestone (``Milestone.kind_label``) and shown where the kind's name is.
+# From v1.38 the PRR freeze is the "KEP Readiness Deadline" (kubernetes/community#9169).
+_KIND_LABELS: list[tuple[str, str, str]] = [
+    (r"\bkep readiness deadline\b", "prr-freeze", "KEP Readiness Deadline"),
+]
+
+
+def kind_label_for(title: str, kind: str) -> str:
+    """The release's own name for the kind of a row titled ``title`` ("Begin KEP
+    Readiness Deadline" -> "KEP Readiness Deadline"); empty when it uses the kind's name."""
+    text = title.strip().lower()
+    for pattern, slug, label in _KIND_LABELS:
+        if slug == kind and re.search(pattern, text):
+            return label
+    return ""
+
+
 # ------------------------------------------------------------------- specs
 
 
@@ -52,6 +70,7 @@ class MilestoneSpec:
     row: int
     title: str
     kind: str
+    kind_label: str = ""  # the release's own name for the kind (kind_label_for), empty: the kind's name
     at: dt.datetime | None = None
     on_date: dt.date | None = None
     ends_at: dt.datetime | None = None

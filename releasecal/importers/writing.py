@@ -125,6 +125,7 @@ def _apply(parsed: ParsedSchedule, result: ImportResult, actor_label: str, sourc
             before = milestone.sequence
             stored = None if is_new else milestone_snapshot(milestone)
             milestone.kind = kinds[item.kind]
+            milestone.kind_label = item.kind_label
             milestone.at, milestone.on_date = item.at, item.on_date
             milestone.ends_at, milestone.ends_on = item.ends_at, item.ends_on
             milestone.zone = item.zone or spec.zone

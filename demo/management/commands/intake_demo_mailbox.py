@@ -105,7 +105,7 @@ class Command(BaseCommand):
             msg["From"] = "'Demo Contributor' via kubernetes-sig-release <kubernetes-sig-release@googlegroups.com>"
             msg["X-Original-Sender"] = "demo.contributor@example.com"
             msg["To"] = "kubernetes-sig-release@googlegroups.com"
-            msg["Subject"] = f"Exception Request for KEP-{kep.number} ({milestone.kind.name})"
+            msg["Subject"] = f"Exception Request for KEP-{kep.number} ({milestone.kind_name})"
             msg["Date"] = format_datetime(tz.utc_now())
             msg["Message-ID"] = make_msgid(domain="releasecal.demo")
             msg.set_content(DEMO_BODY.format(title=kep.title, sig=kep.owning_sig, number=kep.number))

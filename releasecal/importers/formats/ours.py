@@ -18,6 +18,7 @@ from releasecal.importers.specs import (
     ParsedSchedule,
     ReleaseSpec,
     fill_release_dates,
+    kind_label_for,
     milestone_kind_for,
 )
 from releasecal.models import Release
@@ -93,6 +94,7 @@ def _our_milestone(
         row=number,
         title=title,
         kind=kind,
+        kind_label=kind_label_for(title, kind),
         zone=zone,
         description=as_text(row.get("description")),
         link=as_text(row.get("link")),
