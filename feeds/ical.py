@@ -40,12 +40,12 @@ logger = logging.getLogger(__name__)
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
 REFRESH = dt.timedelta(hours=1)
 # Changing what the writer emits must change every cache key: bump this.
-FORMAT_VERSION = "11"
+FORMAT_VERSION = "12"
 # Part of every event's SEQUENCE (feeds/published.py): raise it by one whenever the
 # wording of summaries or descriptions changes, so every client re-reads every event.
 # 1: deadlines worded by tz.render_deadline (issue 16); 2: rejections, no "(SIG )" (29);
-# 3: fold instants in UTC, said in the description (29).
-SEQUENCE_FORMAT = 3
+# 3: fold instants in UTC, said in the description (29); 4: a multi-day event ends on its last day.
+SEQUENCE_FORMAT = 4
 
 
 @dataclass(frozen=True)
@@ -205,6 +205,13 @@ def milestone_event(
             when += " to " + tz.render_date(milestone.ends_on)
         lines.append(f"When: all day {when} ({milestone.zone})")
         deadline = _deadline(milestone)
+        if milestone.ends_on and not milestone.kind.is_freeze:
+            # A conference or a window of dates ends on its last day; a freeze closes
+            # when it begins (request windows and default grants count from that).
+            try:
+                deadline = tz.end_of_day(milestone.ends_on, milestone.zone)
+            except OverflowError:
+                deadline = None
         if deadline is not None:
             lines.append("Ends: " + tz.render_deadline(deadline, milestone.zone))
             aoe = _aoe_line(deadline, milestone.zone)

@@ -150,3 +150,22 @@ def test_a_release_name_with_a_line_break_does_not_break_its_feed(release):
     assert response.status_code == 200
     calendar = icalendar.Calendar.from_ical(response.content)
     assert str(calendar["X-WR-CALNAME"]) == "Kubernetes BEGIN:VEVENT v1.31 (releasecal)"
+
+
+def test_a_multi_day_event_ends_on_its_last_day_and_a_freeze_when_it_begins(release, kinds):
+    """KubeCon 1-4 April said "Ends: end of Tuesday 1 April" (issue 29, item 4)."""
+    milestone_create(
+        release=release, kind=kinds["other"], title="KubeCon", on_date=dt.date(2025, 4, 1), ends_on=dt.date(2025, 4, 4)
+    )
+    milestone_create(
+        release=release, kind=kinds["code-freeze"], title="Dated freeze",
+        on_date=dt.date(2025, 4, 1), ends_on=dt.date(2025, 4, 4),
+    )  # fmt: skip
+    found = events(Client().get("/calendar/1.31.ics").content)
+    kubecon, freeze = found["[1.31] KubeCon"], found["[1.31] Dated freeze"]
+    assert lines(kubecon)[1:3] == [
+        "When: all day Tuesday 1 April 2025 to Friday 4 April 2025 (America/Los_Angeles)",
+        "Ends: end of Friday 4 April 2025 PDT (07:00 UTC Saturday 5 April 2025)",
+    ]
+    assert kubecon.decoded("DTEND") == dt.date(2025, 4, 5)
+    assert lines(freeze)[2] == "Ends: end of Tuesday 1 April 2025 PDT (07:00 UTC Wednesday 2 April 2025)"
