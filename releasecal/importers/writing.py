@@ -12,7 +12,7 @@ from pathlib import Path
 from django.db import transaction
 
 from releasecal.errors import ValidationFailed
-from releasecal.importers.files import ImportFailed
+from releasecal.importers.files import ImportFailed, http_url
 from releasecal.importers.specs import ImportWarning, ParsedSchedule, ReleaseSpec
 from releasecal.models import Milestone, MilestoneKind, Release
 from releasecal.services import milestone_save, milestone_snapshot, release_save
@@ -103,11 +103,48 @@ def week_number(text: str) -> int | None:
     return int(match[1]) if match else None
 
 
+# A name or title is one line of text; a description keeps its line breaks and tabs.
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """A name as one line: control characters (CR/LF included) become spaces, runs of
+    spaces one. A title with CR/LF made its release's, SIG's and KEP's feeds fail."""
+    return " ".join(_CONTROL_ONE_LINE.sub(" ", text).split())
+
+
+def description_text(text: str) -> str:
+    """A description: line breaks as ``\n``, no other control character but tab."""
+    return _CONTROL_TEXT.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def _normalise(parsed: ParsedSchedule) -> list[ImportWarning]:
+    """Names, titles and descriptions without control characters; links that are not
+    one http(s) URL (``files.http_url``) dropped, each with a warning naming its row."""
+    warnings = []
+    for spec in parsed.releases:
+        spec.name = one_line(spec.name)
+        for item in spec.milestones:
+            title = one_line(item.title)
+            if title != item.title:
+                warnings.append(ImportWarning(spec.slug, item.row, title, "control characters in the title removed"))
+            item.title, item.description = title, description_text(item.description)
+            if item.link and not http_url(item.link):
+                shown = one_line(item.link)[:60]
+                warnings.append(ImportWarning(spec.slug, item.row, title, f"link {shown!r} is not http(s): left out"))
+                item.link = ""
+    return warnings
+
+
 def _apply(parsed: ParsedSchedule, result: ImportResult, actor_label: str, source: str = "input") -> None:
     kinds = {k.slug: k for k in MilestoneKind.objects.all()}
     unknown = sorted({m.kind for spec in parsed.releases for m in spec.milestones if m.kind not in kinds})
     if unknown:
         raise ImportFailed(f"Unknown milestone kind(s) {', '.join(unknown)}; known kinds: {', '.join(sorted(kinds))}.")
+    normalised = _normalise(parsed)
+    parsed.warnings.extend(normalised)
+    result.warnings.extend(w for w in normalised if w not in result.warnings)
     for spec in parsed.releases:
         result.per_release[spec.slug] = ReleaseCounts(
             source=source,

@@ -517,3 +517,28 @@ def test_a_sig_release_readme_timeline_table_is_read_too(db, tmp_path):
     assert (
         messages["Feature blog publication starts"] == "'TBD' is not a date yet: kept as undated, not on the calendar"
     )
+
+
+def test_control_characters_are_normalised_and_non_http_links_left_out_with_a_warning(db, tmp_path):
+    """Issue 29, items 11 and 15: a title with CR/LF made the release's feeds fail; a
+    ``javascript:`` link went into pages (``<a href="javascript:…">``) and feeds."""
+    text = OURS.replace(
+        "    title: Enhancements Freeze\n",
+        '    title: "Enhancements\\r\\nFreeze\\u0007"\n    link: "javascript:alert(1)"\n',
+    )
+    text = text.replace("    title: PRR Freeze\n", "    title: PRR Freeze\n    link: https://example.com/prr\n")
+    text = text.replace("  - title: KubeCon NA\n", '  - title: KubeCon NA\n    link: "data:text/html,<b>x</b>"\n')
+    result = schedule_import(path=write(tmp_path, "s.yaml", text))
+    release = Release.objects.get(slug="1.31")
+    ef = release.milestones.get(title="Enhancements Freeze")
+    assert ef.link == ""
+    assert release.milestones.get(title="PRR Freeze").link == "https://example.com/prr"
+    assert release.milestones.get(title="KubeCon NA").link == ""
+    assert sorted(str(w) for w in result.warnings if "Docs Freeze" not in w.title) == [
+        "1.31 row 1 'Enhancements Freeze': control characters in the title removed",
+        "1.31 row 1 'Enhancements Freeze': link 'javascript:alert(1)' is not http(s): left out",
+        "1.31 row 5 'KubeCon NA': link 'data:text/html,<b>x</b>' is not http(s): left out",
+    ]
+    from django.test import Client
+
+    assert Client().get("/calendar/1.31.ics").status_code == 200
