@@ -167,6 +167,11 @@ def end_of_day_in_force(day: dt.date, zone: str) -> dt.datetime:
 #   is the half of the pair not in force on that date ("18:00 PST" on 21 June), both
 #   readings are named in a warning and the wall-clock reading in the region (18:00 PDT)
 #   is proposed: people copy last winter's label, they rarely mean another hour.
+# - On a fall-back day a standard/daylight label says which of the two occurrences is
+#   meant ("01:30 EST" is the second, "01:30 EDT" the first), as a UTC offset does. A
+#   generic label or a zone name ("01:30 ET", "Eastern time", "America/New_York") does
+#   not: the reading has no instant and carries the API's refusal (``localize``), naming
+#   both offsets. A wall time in a spring-forward gap is refused so under any label.
 # - An abbreviation that names several zones (IST, CST, BST, AST) is never guessed: the
 #   reading is flagged ambiguous and has no instant; every candidate is listed.
 # - "End of day D" (EOD, COB, end of day, a date with no time) is D+1 00:00 in the zone
@@ -201,6 +206,17 @@ def _in_gap_or_fold(wall: dt.datetime, zone: str, shown: str) -> WallReading | N
             for instant in wall_readings(wall, zone)
         )
         return WallReading(None, zone, warnings=(exc.message,), readings=readings, problem=exc.message.rstrip("."))
+
+
+def _occurrence_with_offset(wall: dt.datetime, zone: str, offset: dt.timedelta | None) -> dt.datetime | None:
+    """The instant at which ``zone``'s clocks show ``wall`` with UTC offset ``offset``: in
+    a fold, the occurrence a label such as EST or EDT names; None in a gap (the clocks
+    never show ``wall``) or when ``offset`` is None or neither occurrence's."""
+    for instant in wall_readings(wall, zone):
+        local = to_zone(instant, zone)
+        if offset is not None and local.utcoffset() == offset and local.replace(tzinfo=None) == wall:
+            return instant
+    return None
 
 
 def _z(instant: dt.datetime) -> str:
@@ -268,10 +284,15 @@ def read_labelled_wall_time(wall: dt.datetime, label: str, *, end_of_day_on: dt.
         proposed = in_zone(region)
         in_force = to_zone(proposed - (dt.timedelta(microseconds=1) if eod else dt.timedelta(0)), region)
         actual = in_force.utcoffset()
-        if fixed_offset is None and eod is None:
-            refused = _in_gap_or_fold(wall, region, shown)  # "02:30 Eastern time" on the day DST starts
-            if refused is not None:
+        if eod is None and region not in {"UTC", AOE}:
+            # "02:30 Eastern time" on the day DST starts, "01:30 ET" on the day it ends: refused
+            # as the API refuses them. "01:30 EST" says which of the two it is: the second.
+            refused = _in_gap_or_fold(wall, region, shown)
+            named = _occurrence_with_offset(wall, region, fixed_offset) if refused is not None else None
+            if refused is not None and named is None:
                 return refused
+            if named is not None:
+                return WallReading(named, region, readings=(_reading(f"{shown} {upper}", region, named),))
         if fixed_offset is None or actual == fixed_offset or region in {"UTC", AOE}:
             return WallReading(proposed, region, readings=(_reading(f"{shown} {upper}", region, proposed),))
         fixed = dt.timezone(fixed_offset)

@@ -473,3 +473,52 @@ def test_a_seasonal_label_is_one_half_of_a_summer_time_pair(text, label):
 def test_one_duration_text_for_reminder_offsets_and_page_countdowns(delta, plain, ticking):
     assert tz.duration_text(delta) == plain
     assert tz.duration_text(delta, ticking=True) == ticking
+
+
+# ---------------------------------------- a written label on a fall-back or spring-forward day
+
+NY_FOLD = "2026-11-01 01:30 is ambiguous in America/New_York: it happens twice when daylight saving time ends, at UTC offset -04:00 and again at -05:00. Give the time with an explicit offset."  # noqa: E501
+NY_GAP = "2027-03-14 02:30 does not exist in America/New_York: the clocks skip over it when daylight saving time starts. The two offsets around the gap are -04:00 and -05:00; give the time with an explicit offset or pick a time outside the gap."  # noqa: E501
+WRITTEN_REF = dt.datetime(2026, 10, 20, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "instant"),
+    [
+        # EST names standard time: the second 01:30 (read as the first, EDT, before).
+        ("01:30 EST Sunday 1 November 2026", utc(2026, 11, 1, 6, 30)),
+        ("01:30 EDT Sunday 1 November 2026", utc(2026, 11, 1, 5, 30)),
+        ("01:30 PST Sunday 1 November 2026", utc(2026, 11, 1, 9, 30)),
+        ("01:30 PDT Sunday 1 November 2026", utc(2026, 11, 1, 8, 30)),
+        ("02:30 CET Sunday 25 October 2026", utc(2026, 10, 25, 1, 30)),
+        ("02:30 CEST Sunday 25 October 2026", utc(2026, 10, 25, 0, 30)),
+        ("01:30 UTC-5 Sunday 1 November 2026", utc(2026, 11, 1, 6, 30)),
+        ("01:30 UTC-4 Sunday 1 November 2026", utc(2026, 11, 1, 5, 30)),
+    ],
+)
+def test_a_label_or_offset_written_in_a_fold_says_which_occurrence(text, instant):
+    reading = tz.read_deadline_text(text, reference=WRITTEN_REF)
+    assert (reading.instant, reading.problem, reading.warnings) == (instant, "", ())
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ("01:30 ET Sunday 1 November 2026", NY_FOLD),
+        ("01:30 Sunday 1 November 2026 Eastern time", NY_FOLD),
+        ("01:30 Sunday 1 November 2026 America/New_York", NY_FOLD),
+        # A label in a gap names a wall time the clocks never show (read as 07:00Z before).
+        ("02:30 EST Sunday 14 March 2027", NY_GAP),
+        ("02:30 EDT Sunday 14 March 2027", NY_GAP),
+        ("02:30 ET Sunday 14 March 2027", NY_GAP),
+    ],
+)
+def test_a_written_time_in_a_fold_without_its_offset_or_in_a_gap_is_refused_as_the_api_does(text, refusal):
+    reading = tz.read_deadline_text(text, reference=WRITTEN_REF)
+    assert reading.instant is None
+    assert reading.problem == refusal.rstrip(".")
+    assert reading.warnings == (refusal,)
+    wall = dt.datetime.fromisoformat(refusal[:16])
+    with pytest.raises((tz.AmbiguousTime, tz.NonExistentTime)) as exc:
+        tz.parse_wall_time(wall.isoformat(), "America/New_York")
+    assert exc.value.message == refusal
