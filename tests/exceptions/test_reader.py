@@ -380,3 +380,57 @@ def test_a_requester_saying_if_approved_is_not_a_decision(said):
     reading = read_thread(text)
     assert reading.decision is None
     assert reading.request.fields.days == 3
+
+
+# ------------------------------------------- an asked deadline in a gap or a fold (issue 29)
+
+NY_FOLD_2024 = (
+    "2024-11-03 01:30 is ambiguous in America/New_York: it happens twice when daylight saving time ends, at UTC "
+    "offset -04:00 and again at -05:00. Give the time with an explicit offset."
+)
+NY_GAP_2024 = (
+    "2024-03-10 02:30 does not exist in America/New_York: the clocks skip over it when daylight saving time "
+    "starts. The two offsets around the gap are -04:00 and -05:00; give the time with an explicit offset or pick "
+    "a time outside the gap."
+)
+
+
+def _asking_until(until: str) -> str:
+    text = fixture("thread-approval-pst-in-june-2024.mbox").decode()
+    assert "7 (until EOD Friday CET)" in text
+    return text.replace("7 (until EOD Friday CET)", f"7 (until {until})")
+
+
+@pytest.mark.parametrize(
+    ("until", "refusal"),
+    [
+        ("01:30 ET Sunday 3 November 2024", NY_FOLD_2024),
+        ("01:30 Sunday 3 November 2024 America/New_York", NY_FOLD_2024),
+        ("02:30 EDT Sunday 10 March 2024", NY_GAP_2024),
+        ("02:30 Sunday 10 March 2024 Eastern time", NY_GAP_2024),
+    ],
+)
+def test_an_asked_deadline_in_a_gap_or_a_fold_is_flagged_as_the_api_refuses_it(until, refusal):
+    reading = read_thread(_asking_until(until))
+    fields = reading.request.fields
+    # The request is kept: its days and its until-text as written, with no instant.
+    assert (fields.days, fields.until_text, fields.until_at) == (7, until, None)
+    assert refusal in reading.warnings
+    assert f"The until-text {until!r} was kept as text only: {refusal.rstrip('.')}." in reading.warnings
+    # The API refuses the same wall time in the same words.
+    with pytest.raises((tz.AmbiguousTime, tz.NonExistentTime)) as exc:
+        tz.parse_wall_time(refusal[:16], "America/New_York")
+    assert exc.value.message == refusal
+
+
+@pytest.mark.parametrize(
+    ("until", "instant"),
+    [
+        ("01:30 EST Sunday 3 November 2024", dt.datetime(2024, 11, 3, 6, 30, tzinfo=UTC)),
+        ("01:30 EDT Sunday 3 November 2024", dt.datetime(2024, 11, 3, 5, 30, tzinfo=UTC)),
+    ],
+)
+def test_an_asked_deadline_whose_label_names_the_occurrence_is_placed(until, instant):
+    reading = read_thread(_asking_until(until))
+    assert reading.request.fields.until_at == instant
+    assert not any("ambiguous" in w or "is not in force" in w for w in reading.warnings)

@@ -446,3 +446,16 @@ def test_the_admin_sends_an_ambiguous_proposal_to_the_approve_form(release, kep_
     assert response.redirect_chain[-1][0] == f"/admin/exceptions/exceptionrequest/{filed.request.pk}/approve/"
     assert "could not be read unambiguously" in response.content.decode()
     assert ExceptionRequest.objects.get().state == "pending"
+
+
+def test_a_thread_asking_until_a_wall_time_that_happens_twice_is_filed_with_the_refusal(release, kep_4639, lead):
+    text = body("thread-approval-pst-in-june-2024.mbox").replace(
+        "7 (until EOD Friday CET)", "7 (until 01:30 ET Sunday 3 November 2024)"
+    )
+    out = ingest("-", "--entered-by", "kat", stdin=text)
+    revision = ExceptionRequest.objects.get().current
+    assert (revision.days, revision.until_text, revision.until_at) == (7, "01:30 ET Sunday 3 November 2024", None)
+    assert (
+        "  warning: 2024-11-03 01:30 is ambiguous in America/New_York: it happens twice when daylight saving time "
+        "ends, at UTC offset -04:00 and again at -05:00. Give the time with an explicit offset.\n"
+    ) in out
