@@ -55,9 +55,19 @@ LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 # --------------------------------------------------------------------------- zones
 
 
+_HOST_ZONES = frozenset({"localtime", "Factory", "posixrules"})
+
+
 @lru_cache(maxsize=512)
 def _available() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+    # tzdata's names only: ``localtime`` is the host's clock (a feed would carry
+    # ``TZID=localtime`` built from it), ``Factory`` is no place, and ``posix/`` and
+    # ``right/`` are copies of the tree (``right/`` counting leap seconds).
+    return frozenset(
+        name
+        for name in zoneinfo.available_timezones()
+        if name not in _HOST_ZONES and not name.startswith(("posix/", "right/"))
+    )
 
 
 def normalize_zone_name(name: str) -> str:

@@ -522,3 +522,13 @@ def test_a_written_time_in_a_fold_without_its_offset_or_in_a_gap_is_refused_as_t
     with pytest.raises((tz.AmbiguousTime, tz.NonExistentTime)) as exc:
         tz.parse_wall_time(wall.isoformat(), "America/New_York")
     assert exc.value.message == refusal
+
+
+@pytest.mark.parametrize("name", ["localtime", "Factory", "posixrules", "posix/Europe/Berlin", "right/UTC"])
+def test_host_dependent_and_copied_zone_names_are_not_zones(name):
+    """Issue 29, item 15: ``localtime`` made a feed emit ``TZID=localtime`` from the host's clock."""
+    assert not tz.is_valid_zone(name)
+    with pytest.raises(tz.InvalidZone, match=f"Unknown time zone '{name}'"):
+        tz.normalize_zone_name(name)
+    assert name not in {value for value, _label in tz.zone_choices()}
+    assert tz.is_valid_zone("Europe/Berlin")
