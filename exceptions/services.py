@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from exceptions import signals
 from exceptions.fields import FIELD_LABELS, RequestFields
 from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
-from exceptions.reader import ParsedRequest, ThreadReading
+from exceptions.reader import DecisionReading, ParsedRequest, ThreadReading
 from exceptions.selectors import exception_milestone_get
 from releasecal import tz
 from releasecal.errors import Conflict, DomainError, NotAllowed, PolicyViolation, ValidationFailed
@@ -710,6 +710,34 @@ def exception_request_withdraw(
 
 
 @transaction.atomic
+def proposed_decision_from_reading(
+    *,
+    request: ExceptionRequest,
+    decision: DecisionReading,
+    entered_by=None,
+    author_name: str = "",
+    sent_at: dt.datetime | None = None,
+) -> ProposedDecision:
+    """Propose the decision a thread's reply reads as (``exceptions.reader``): the one
+    mapping from a reading to a proposal, for ingest_exception and the mailbox intake.
+    ``author_name`` and ``sent_at`` stand in where the reply's own were not read (the
+    mail's sender and Date:)."""
+    granted = decision.granted
+    return proposed_decision_create(
+        request=request,
+        outcome=decision.outcome,
+        source_text=decision.source_text,
+        granted_text=granted.text if granted else "",
+        granted_until=granted.instant if granted else None,
+        granted_zone=granted.zone if granted and granted.instant else "",
+        warnings=decision.warnings,
+        readings=list(granted.readings) if granted else [],
+        author_name=decision.author or author_name,
+        sent_at=decision.sent_at or sent_at,
+        entered_by=entered_by,
+    )
+
+
 def proposed_decision_create(
     *,
     request: ExceptionRequest,
@@ -1140,20 +1168,7 @@ def _file_thread(
             proposal = None
             decision = reading.decision
             if decision is not None:
-                granted = decision.granted
-                proposal = proposed_decision_create(
-                    request=request,
-                    outcome=decision.outcome,
-                    source_text=decision.source_text,
-                    granted_text=granted.text if granted else "",
-                    granted_until=granted.instant if granted else None,
-                    granted_zone=granted.zone if granted and granted.instant else "",
-                    warnings=decision.warnings,
-                    readings=list(granted.readings) if granted else [],
-                    author_name=decision.author,
-                    sent_at=decision.sent_at,
-                    entered_by=entered_by,
-                )
+                proposal = proposed_decision_from_reading(request=request, decision=decision, entered_by=entered_by)
             report = _report(request, proposal, reason, notes, entered_by, dry_run=dry_run)
             result = FiledThread(request, proposal, reason, notes, report)
             if dry_run:

@@ -28,7 +28,7 @@ from django.db.models import Q
 from exceptions.fields import RequestFields
 from exceptions.models import ExceptionRequest, ProposedDecision
 from exceptions.reader import NotARequest, UnreadableInput, read_thread
-from exceptions.services import exception_request_amend, exception_thread_file, proposed_decision_create
+from exceptions.services import exception_request_amend, exception_thread_file, proposed_decision_from_reading
 from intake.mail import IncomingMail
 from intake.models import IntakeMessage
 from releasecal import tz
@@ -201,19 +201,12 @@ def _file_reply(mail: IncomingMail, request: ExceptionRequest, *, entered_by=Non
                 entered_by=entered_by,
             )
         if decision is not None and _no_proposal_yet(request, decision):
-            granted = decision.granted
-            proposed_decision_create(
+            proposed_decision_from_reading(
                 request=request,
-                outcome=decision.outcome,
-                source_text=decision.source_text,
-                granted_text=granted.text if granted else "",
-                granted_until=granted.instant if granted else None,
-                granted_zone=granted.zone if granted and granted.instant else "",
-                warnings=decision.warnings,
-                readings=list(granted.readings) if granted else [],
-                author_name=decision.author or mail.sender_name,
-                sent_at=decision.sent_at or mail.sent_at,
+                decision=decision,
                 entered_by=entered_by,
+                author_name=mail.sender_name,
+                sent_at=mail.sent_at,
             )
             return Filed(
                 IntakeMessage.Outcome.PROPOSED,

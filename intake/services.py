@@ -220,27 +220,28 @@ def _file(state, uidvalidity, uid, raw, fallback_id, *, entered_by) -> str:
         logger.exception("intake: filing UID %s failed", uid)
         reason = f"Filing failed ({type(exc).__name__}: {exc})."
     else:
-        IntakeMessage.objects.create(
-            mailbox=state,
-            message_id=mail.message_id[:900],
-            uidvalidity=uidvalidity,
-            uid=uid,
-            in_reply_to=mail.in_reply_to[:900],
-            references=" ".join(mail.references),
-            subject=mail.subject,
-            sender_name=mail.sender_name,
-            sender_email=mail.sender_email,
-            sent_at=mail.sent_at,
-            # List chatter is recorded (so it is read once) but its text is not kept.
-            text="" if filed.outcome == IntakeMessage.Outcome.IGNORED else mail.as_thread_part(),
+        # List chatter is recorded (so it is read once) but its text is not kept.
+        ignored = filed.outcome == IntakeMessage.Outcome.IGNORED
+        _record(
+            state,
+            uidvalidity,
+            uid,
+            mail,
             outcome=filed.outcome,
-            detail=" ".join([filed.detail, *mail.notes]).strip(),
             request=filed.request,
-            read_at=tz.utc_now(),
+            keep_text=not ignored,
+            detail=" ".join([filed.detail, *mail.notes]).strip(),
         )
         return filed.outcome
     _problem(state, uidvalidity, uid, raw, reason, message_id=mail.message_id, subject=mail.subject, sender=sender)
-    IntakeMessage.objects.create(
+    _record(state, uidvalidity, uid, mail, outcome=IntakeMessage.Outcome.PROBLEM, detail=reason)
+    return IntakeMessage.Outcome.PROBLEM
+
+
+def _record(state, uidvalidity, uid, mail, *, outcome, detail, request=None, keep_text=True) -> IntakeMessage:
+    """The mailbox's record that it read this message (so it is read once), with what
+    came of it."""
+    return IntakeMessage.objects.create(
         mailbox=state,
         message_id=mail.message_id[:900],
         uidvalidity=uidvalidity,
@@ -251,12 +252,12 @@ def _file(state, uidvalidity, uid, raw, fallback_id, *, entered_by) -> str:
         sender_name=mail.sender_name,
         sender_email=mail.sender_email,
         sent_at=mail.sent_at,
-        text=mail.as_thread_part(),
-        outcome=IntakeMessage.Outcome.PROBLEM,
-        detail=reason,
+        text=mail.as_thread_part() if keep_text else "",
+        outcome=outcome,
+        detail=detail,
+        request=request,
         read_at=tz.utc_now(),
     )
-    return IntakeMessage.Outcome.PROBLEM
 
 
 @transaction.atomic
