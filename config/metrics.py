@@ -9,7 +9,8 @@ Two kinds of figures (docs/operations.md says what each means and what to alert 
   docker/gunicorn.conf.py sets up), so a scrape answered by any worker sums them all;
 - read from the database at each scrape (``DatabaseCollector``): each outbox's pending,
   sending and failed rows and the age of its oldest due pending row, the minute sweep's
-  last completion and lag, the intake mailbox's open problems and failed polls.
+  last completion and lag, the intake mailbox's open problems and failed polls, and
+  each GitHub board's sync lag and whether GitHub answered for it.
 
 Access: ``Authorization: Bearer <METRICS_TOKEN>``, or a connecting address in
 ``METRICS_ALLOW_IPS`` (the peer's address as gunicorn saw it; X-Forwarded-For is never
@@ -60,6 +61,7 @@ class Outbox:
 OUTBOXES: tuple[Outbox, ...] = (
     Outbox("reminders", "reminders.Delivery", due_field="due_at"),
     Outbox("notices", "notices.NoticeDelivery", due_field="created_at"),
+    Outbox("board", "github_board.BoardWrite", due_field="created_at"),
 )
 
 REQUEST_SECONDS = Histogram(
@@ -123,6 +125,7 @@ class DatabaseCollector(Collector):
         yield from _outbox_families(now)
         yield from _sweep_families(now)
         yield from _intake_families()
+        yield from _board_families(now)
 
 
 def _outbox_families(now) -> Iterator[GaugeMetricFamily]:
@@ -193,6 +196,26 @@ def _intake_families() -> Iterator[GaugeMetricFamily]:
     latest = max((at for _, at in states if at), default=None)
     last_success.add_metric([], latest.timestamp() if latest else 0)
     return iter((open_problems, failures, last_success))
+
+
+def _board_families(now) -> Iterator[GaugeMetricFamily]:
+    from github.models import Board
+
+    lag = GaugeMetricFamily(
+        "releasecal_github_board_sync_lag_seconds",
+        "Seconds since the release's GitHub board was last read whole (-1: never), for boards not off.",
+        labels=["release"],
+    )
+    reachable = GaugeMetricFamily(
+        "releasecal_github_board_reachable",
+        "1 when GitHub answered for the release's board at the last check, 0 when not, -1 not yet checked.",
+        labels=["release"],
+    )
+    boards = Board.objects.exclude(mode=Board.Mode.OFF).values_list("release__slug", "last_synced_at", "reachable")
+    for release, synced_at, answered in boards:
+        lag.add_metric([release], (now - synced_at).total_seconds() if synced_at else -1)
+        reachable.add_metric([release], -1 if answered is None else int(answered))
+    return iter((lag, reachable))
 
 
 # ---------------------------------------------------------------- the endpoint

@@ -13,6 +13,7 @@ from django.db import OperationalError
 from django.test import override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
+from github.models import Board, BoardWrite
 from intake.models import IntakeProblem, MailboxState
 from notices.models import NoticeDelivery, ScheduleNotice
 from releasecal import tz
@@ -150,6 +151,28 @@ def test_each_outbox_shows_its_pending_failed_and_oldest_due_age(client, code_fr
     assert value(samples, "releasecal_outbox_failed", outbox="notices") == 1
     assert value(samples, "releasecal_outbox_sending", outbox="notices") == 1
     assert value(samples, "releasecal_outbox_oldest_pending_age_seconds", outbox="notices") == 0
+
+
+@override_settings(METRICS_TOKEN=TOKEN)
+def test_the_board_writes_are_an_outbox_and_each_boards_sync_lag_is_shown(client, pending_request):
+    release = pending_request.milestone.release
+    board = Board.objects.create(release=release, owner="kubernetes", number=241, mode=Board.Mode.READ_WRITE)
+    samples = scrape(client)
+    assert value(samples, "releasecal_github_board_sync_lag_seconds", release=release.slug) == -1
+    assert value(samples, "releasecal_github_board_reachable", release=release.slug) == -1
+
+    BoardWrite.objects.create(board=board, request=pending_request, event="submitted", state="failed")
+    BoardWrite.objects.create(board=board, request=pending_request, event="decided", state="pending")
+    Board.objects.filter(pk=board.pk).update(last_synced_at=tz.utc_now() - dt.timedelta(seconds=90), reachable=False)
+    samples = scrape(client)
+    assert value(samples, "releasecal_outbox_failed", outbox="board") == 1
+    assert value(samples, "releasecal_outbox_pending", outbox="board") == 1
+    assert 90 <= value(samples, "releasecal_github_board_sync_lag_seconds", release=release.slug) < 150
+    assert value(samples, "releasecal_github_board_reachable", release=release.slug) == 0
+
+    Board.objects.filter(pk=board.pk).update(mode=Board.Mode.OFF)
+    off = scrape(client)
+    assert ("releasecal_github_board_sync_lag_seconds", (("release", release.slug),)) not in off
 
 
 @override_settings(METRICS_TOKEN=TOKEN, OUTBOX_SWEEP_SECONDS=60.0)
