@@ -1,46 +1,4 @@
-"""The board's tests: a FakeGitHub of their own (never the sign-in fixture's socket), a
-1.31 board on it, and the settings pointing releasecal's client at it."""
+"""The board's tests: the fixtures of ``tests.support.github_board`` (a fake GitHub of
+their own, a 1.31 board on it, the settings pointing releasecal's client at it)."""
 
-from __future__ import annotations
-
-import pytest
-
-from github.models import Board
-from tests.support.fake_github import FakeGitHub, k8s_board
-
-
-@pytest.fixture
-def github():
-    """A running fake GitHub; at the end, every REST answer passed the OpenAPI check."""
-    with FakeGitHub() as running:
-        yield running
-        running.check()
-
-
-@pytest.fixture
-def enhancements(github):
-    return github.repository("kubernetes/enhancements")
-
-
-@pytest.fixture
-def project(github):
-    return k8s_board(github, number=241, release="1.31")
-
-
-@pytest.fixture
-def github_settings(settings, github):
-    """releasecal's client on the fake with a fine-grained token that may read projects."""
-    settings.GITHUB_API_URL = github.api_url
-    settings.GITHUB_TOKEN = github.token(
-        "releasecal-bot", kind="fine-grained", permissions={"organization_projects": "read", "metadata": "read"}
-    )
-    settings.GITHUB_APP_ID = 0
-    settings.GITHUB_APP_PRIVATE_KEY = ""
-    settings.GITHUB_APP_INSTALLATION_ID = 0
-    settings.GITHUB_TIMEOUT = 5
-    return settings
-
-
-@pytest.fixture
-def board(release, github_settings, project):
-    return Board.objects.create(release=release, owner="kubernetes", number=241)
+from tests.support.github_board import board, enhancements, github, github_settings, project  # noqa: F401
