@@ -3,7 +3,7 @@ backoff, the give-up, the rate-limit turn and the 429 rule.
 
 A ledger is a table of messages to send, one row per message and recipient, that keeps
 its own content and message building (reminders' ``Delivery``, schedule notices'
-``NoticeDelivery``, next the GitHub board writes). What the machinery needs of a row:
+``NoticeDelivery``, the GitHub board writes' ``BoardWrite``). What the machinery needs of a row:
 
 - ``state``: ``pending`` → ``sending`` → ``sent`` | ``failed`` (a ledger may have more
   states of its own, such as reminders' ``missed`` and ``cancelled``; the machinery
@@ -45,9 +45,10 @@ attempts are used up. A send task's time limit is 80% of the lease, so a live wo
 never reclaimed: the one case a message can go twice is a worker lost after the
 transport accepted and before ``record_sent`` (said in the row's ``last_error``).
 
-A third ledger (the GitHub board writes) plugs in the same way: a model with the fields
-above, a ``Ledger(model=..., name="board")``, a send that follows steps 1-4, and a sweep
-that calls ``reclaim_expired`` and queues the rows ``claimable`` says are due.
+A ledger plugs in as the GitHub board writes did (``github/writes.py``): a model with
+the fields above, a ``Ledger(model=..., name="board")``, a send that follows steps 1-4,
+and a sweep that calls ``reclaim_expired`` and queues the rows ``claimable`` says are
+due. ``tests/outbox/test_ledger.py`` runs these rules against each of the three.
 """
 
 from __future__ import annotations
