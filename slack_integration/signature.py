@@ -3,7 +3,8 @@ signing secret, compared in constant time, within a 5-minute window.
 
 Everything that cannot be verified (a missing or malformed header, a stale or future
 timestamp, a body that is not UTF-8, no signing secret configured) is a
-``SignatureError``, which the views turn into a 401 — never a 500. slack_sdk's own
+``SignatureError``, which the views turn into one generic 401 (the same body for every
+reason; the reason is logged) — never a 500. slack_sdk's own
 verifier raises on a non-UTF-8 body and on a malformed timestamp, so it is not used
 on the request path (the tests check both agree on Slack's published vector).
 """
@@ -93,10 +94,14 @@ def _bad_request(message: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"message": message, "extra": {}}, status=status)
 
 
-def _unauthorized(reason: str) -> JsonResponse:
-    return JsonResponse(
-        {"message": "Slack request signature could not be verified.", "extra": {"reason": reason}}, status=401
-    )
+UNAUTHORIZED_MESSAGE = "Slack request signature could not be verified."
+
+
+def _unauthorized() -> JsonResponse:
+    """The one answer to every request we cannot verify: the same bytes whatever the
+    reason (missing header, stale timestamp, bad signature, unknown version, no secret
+    configured), so the answer tells a caller nothing; the reason is only logged."""
+    return JsonResponse({"message": UNAUTHORIZED_MESSAGE, "extra": {}}, status=401)
 
 
 def _verified_body(request: HttpRequest) -> bytes | JsonResponse:
@@ -116,7 +121,7 @@ def _verified_body(request: HttpRequest) -> bytes | JsonResponse:
         )
     except SignatureError as exc:
         logger.warning("Refused a Slack request to %s: %s", request.path, exc)
-        return _unauthorized(str(exc))
+        return _unauthorized()
     return body
 
 
@@ -153,7 +158,7 @@ def slack_signed_json(view: Callable[[HttpRequest, dict], HttpResponse]) -> Call
             return body
         try:
             payload = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
             return _bad_request("The request body is not JSON.")
         if not isinstance(payload, dict):
             return _bad_request("The request body is not a JSON object.")

@@ -86,10 +86,11 @@ def test_the_endpoint_accepts_the_edges_of_the_window(client, slack_settings, db
 
 
 @pytest.mark.parametrize("skew", [-301, 301])
-def test_the_endpoint_refuses_a_replay_outside_the_window(client, slack_settings, db, frozen_clock, skew):
+def test_the_endpoint_refuses_a_replay_outside_the_window(client, slack_settings, db, frozen_clock, skew, caplog):
     response = post_signed(client, "/slack/commands", {"user_id": "U1", "text": "help"}, timestamp=frozen_clock + skew)
     assert response.status_code == 401
-    assert response.json()["extra"]["reason"] == "timestamp outside the 5-minute window"
+    assert response.json() == {"message": "Slack request signature could not be verified.", "extra": {}}
+    assert "Refused a Slack request to /slack/commands: timestamp outside the 5-minute window" in caplog.messages
 
 
 def _headers(timestamp, signature):
@@ -148,7 +149,7 @@ def test_malformed_headers_are_a_401_never_a_500(client, slack_settings, db, pat
 
 
 @pytest.mark.parametrize("path", ["/slack/commands", "/slack/interactions"])
-def test_a_non_utf8_body_is_a_401_even_when_correctly_signed(client, slack_settings, db, path):
+def test_a_non_utf8_body_is_a_401_even_when_correctly_signed(client, slack_settings, db, path, caplog):
     body = b"user_id=U1&text=\xff\xfe caf\xe9"
     with pytest.raises(UnicodeDecodeError):
         # slack_sdk's verifier raises here, which is why the view has its own check.
@@ -159,7 +160,8 @@ def test_a_non_utf8_body_is_a_401_even_when_correctly_signed(client, slack_setti
         **_headers(timestamp, _valid_signature(timestamp, body)),
     )  # fmt: skip
     assert response.status_code == 401
-    assert response.json()["extra"]["reason"] == "body is not UTF-8"
+    assert response.json() == {"message": "Slack request signature could not be verified.", "extra": {}}
+    assert f"Refused a Slack request to {path}: body is not UTF-8" in caplog.messages
 
 
 def test_without_a_signing_secret_everything_is_refused(client, settings, db):
@@ -168,6 +170,42 @@ def test_without_a_signing_secret_everything_is_refused(client, settings, db):
     response = client.post("/slack/commands", data=body, content_type="application/x-www-form-urlencoded",
                            **signed_headers(body))  # fmt: skip
     assert response.status_code == 401
+
+
+GENERIC_401 = b'{"message": "Slack request signature could not be verified.", "extra": {}}'
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"),
+    [
+        ("missing headers", "missing X-Slack-Request-Timestamp or X-Slack-Signature"),
+        ("stale timestamp", "timestamp outside the 5-minute window"),
+        ("bad signature", "signature mismatch"),
+        ("unknown version", "malformed signature"),
+        ("no secret configured", "SLACK_SIGNING_SECRET is not configured"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/slack/commands", "/slack/interactions", "/slack/events"])
+def test_every_refusal_is_the_same_401_and_only_the_log_says_why(
+    client, slack_settings, db, caplog, path, case, reason
+):
+    now = int(time.time())
+    headers = signed_headers(BODY)
+    if case == "missing headers":
+        headers = {}
+    elif case == "stale timestamp":
+        headers = signed_headers(BODY, timestamp=now - 301)
+    elif case == "bad signature":
+        headers = signed_headers(BODY, secret="not-the-signing-secret")
+    elif case == "unknown version":
+        headers["HTTP_X_SLACK_SIGNATURE"] = "v1=" + headers["HTTP_X_SLACK_SIGNATURE"].removeprefix("v0=")
+    elif case == "no secret configured":
+        slack_settings.SLACK_SIGNING_SECRET = ""
+    response = client.post(path, data=BODY, content_type="application/x-www-form-urlencoded", **headers)
+    assert response.status_code == 401
+    assert response.content == GENERIC_401
+    assert reason.encode() not in response.content
+    assert f"Refused a Slack request to {path}: {reason}" in caplog.messages
 
 
 def test_get_is_a_405(client, slack_settings):
