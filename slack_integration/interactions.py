@@ -78,14 +78,40 @@ def _remember_message(payload: dict, request: ExceptionRequest) -> None:
         SlackDecisionMessage.objects.get_or_create(channel=channel, ts=ts, defaults={"request": request})
 
 
+def _shape_problem(payload: dict) -> str | None:
+    """What makes a signed payload unreadable (a short message for the 400), or None.
+
+    Slack always sends a ``type``, a ``user`` with an ``id``, and for ``block_actions`` a
+    non-empty list of action objects; a body without them was not built by Slack."""
+    kind = payload.get("type")
+    if not isinstance(kind, str) or not kind:
+        return "The payload has no type."
+    if kind not in {"block_actions", "view_submission"}:
+        return None  # acknowledged and ignored
+    if not slack_id(_obj(payload.get("user")).get("id")):
+        return "The payload names no Slack user."
+    if kind == "view_submission" and not isinstance(payload.get("view"), dict):
+        return "The view_submission has no view object."
+    if kind == "block_actions":
+        actions = payload.get("actions")
+        if not isinstance(actions, list) or not actions or not all(isinstance(a, dict) for a in actions):
+            return "The block_actions payload has no list of actions."
+    return None
+
+
 @slack_signed
 def interactions(request: HttpRequest, form: dict[str, str]) -> HttpResponse:
+    if "payload" not in form:
+        return _bad("The request has no payload field.")
     try:
-        payload = json.loads(form.get("payload", ""))
+        payload = json.loads(form["payload"])
     except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
         return _bad("The payload is not JSON.")
     if not isinstance(payload, dict):
         return _bad("The payload is not a JSON object.")
+    problem = _shape_problem(payload)
+    if problem:
+        return _bad(problem)
     if payload.get("type") == "view_submission":
         if _obj(payload.get("view")).get("callback_id") != modal.CALLBACK_ID:
             return HttpResponse(status=200)

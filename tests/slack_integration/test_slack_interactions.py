@@ -4,6 +4,7 @@ through the same workflow rules and the message is rewritten with chat.update.""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from django.contrib.auth.models import User
@@ -13,7 +14,7 @@ from exceptions.services import RequestFields, exception_request_submit
 from outbox.errors import TransportError
 from slack_integration import tasks
 from slack_integration.models import SlackDecisionMessage, SlackIdentity
-from tests.support.slack import post_signed
+from tests.support.slack import post_signed, redis_unreachable, signed_headers
 
 
 @pytest.fixture
@@ -79,6 +80,26 @@ def test_a_mapped_release_team_member_approves_and_the_message_is_updated(
         in text
     )
     assert not any(b["type"] == "actions" for b in update["blocks"])  # no buttons left
+
+
+def test_a_press_while_redis_is_down_is_saved_and_answered_200_within_3_s(
+    client, posted, fake_slack, eager_celery, settings, release_team_member, django_capture_on_commit_callbacks
+):
+    """The decision is the request's work and is committed before anything is queued;
+    the broker's refusal after commit is logged (robust on_commit), never a 500."""
+    SlackIdentity.objects.create(user=release_team_member, slack_user_id="ULEAD")
+    eager_celery.conf.task_always_eager = False  # publish to the (unreachable) broker
+    before = len(fake_slack.calls)
+    with redis_unreachable(settings), django_capture_on_commit_callbacks(execute=True):
+        started = time.monotonic()
+        response = press(client, posted, "approve", "ULEAD")
+        took = time.monotonic() - started
+    assert response.status_code == 200
+    assert took < 3, f"{took:.1f} s: Slack wants its answer within 3 s"
+    posted.refresh_from_db()
+    assert posted.state == "approved"
+    assert posted.decision.decided_by == release_team_member
+    assert len(fake_slack.calls) == before  # nothing reached Slack inside the request
 
 
 def test_the_same_user_id_from_another_workspace_decides_nothing(client, posted, fake_slack, release_team_member):
@@ -209,13 +230,57 @@ def test_without_a_bot_token_nothing_is_posted(
 
 
 @pytest.mark.parametrize(
-    "payload",
+    ("payload", "message"),
     [
-        {"type": "block_actions", "user": "U1", "actions": "x"},
-        {"type": "block_actions", "user": {"id": "U1"}, "actions": [1], "channel": 3},
-        {"type": "block_actions", "user": {"id": 5}, "actions": [{"action_id": "exception_approve", "value": None}]},
-        {"type": "view_submission"},
+        ({"user": {"id": "U1"}}, "The payload has no type."),
+        ({"type": 7, "user": {"id": "U1"}}, "The payload has no type."),
+        ({"type": "block_actions", "user": "U1", "actions": "x"}, "The payload names no Slack user."),
+        ({"type": "block_actions", "user": {"id": 5}, "actions": [{"action_id": "exception_approve"}]},
+         "The payload names no Slack user."),
+        ({"type": "block_actions", "user": {"id": "U1"}, "actions": "x"},
+         "The block_actions payload has no list of actions."),
+        ({"type": "block_actions", "user": {"id": "U1"}, "actions": []},
+         "The block_actions payload has no list of actions."),
+        ({"type": "block_actions", "user": {"id": "U1"}, "actions": [1], "channel": 3},
+         "The block_actions payload has no list of actions."),
+        ({"type": "view_submission"}, "The payload names no Slack user."),
+        ({"type": "view_submission", "user": {"id": "U1"}, "view": "v"}, "The view_submission has no view object."),
+    ],
+)  # fmt: skip
+def test_a_signed_payload_missing_fields_or_of_wrong_types_is_a_400(client, fake_slack, db, payload, message):
+    response = post_signed(client, "/slack/interactions", {"payload": json.dumps(payload)})
+    assert response.status_code == 400
+    assert response.json() == {"message": message, "extra": {}}
+    assert fake_slack.calls == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"text": "help"}, "The request has no payload field."),
+        ({"payload": "not json"}, "The payload is not JSON."),
+        ({"payload": "[" * 100_000}, "The payload is not JSON."),
+        ({"payload": "[1, 2]"}, "The payload is not a JSON object."),
     ],
 )
-def test_odd_payload_shapes_never_break_the_endpoint(client, fake_slack, db, payload):
-    assert post_signed(client, "/slack/interactions", {"payload": json.dumps(payload)}).status_code == 200
+def test_a_signed_body_that_is_not_a_payload_is_a_400_with_a_message(client, fake_slack, db, fields, message):
+    response = post_signed(client, "/slack/interactions", fields)
+    assert response.status_code == 400
+    assert response.json() == {"message": message, "extra": {}}
+
+
+def test_a_signed_body_that_is_not_form_data_is_a_400(client, fake_slack, db):
+    body = b'{"type": "block_actions"}'
+    response = client.post("/slack/interactions", data=body, content_type="application/json", **signed_headers(body))
+    assert response.status_code == 400
+    assert response.json() == {"message": "The request has no payload field.", "extra": {}}
+
+
+def test_other_interaction_types_and_foreign_buttons_are_acknowledged(client, fake_slack, db):
+    for payload in (
+        {"type": "shortcut", "user": {"id": "U1"}},
+        {"type": "block_actions", "user": {"id": "U1"}, "actions": [{"action_id": "someone_elses_button"}]},
+    ):
+        response = post_signed(client, "/slack/interactions", {"payload": json.dumps(payload)})
+        assert response.status_code == 200, payload
+    assert fake_slack.calls == []

@@ -3,10 +3,14 @@ tests.support.fake_slack.FakeSlack."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
+
+from tests.support.processes import free_port
 
 SIGNING_SECRET = "test-signing-secret-0123456789abcdef"
 
@@ -22,3 +26,30 @@ def post_signed(client, path: str, fields: dict[str, str], **kwargs):
     return client.post(
         path, data=body, content_type="application/x-www-form-urlencoded", **signed_headers(body, **kwargs)
     )
+
+
+@contextlib.contextmanager
+def redis_unreachable(settings) -> Iterator[str]:
+    """Redis down for the code under test: the Celery app's broker and Django's cache
+    point at a closed port on 127.0.0.1 (refused at once, as when Redis has stopped).
+    ``settings`` is pytest-django's fixture, which restores CACHES afterwards."""
+    from config.celery import app
+
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    saved = app.conf.broker_url
+
+    def reconnect() -> None:
+        # Drop the pooled connections and the producer pool (kept on app.amqp, a cached
+        # property, even when app.pool was never made) so the next publish connects anew.
+        app.close()
+        with contextlib.suppress(AttributeError):
+            del app.amqp
+
+    reconnect()
+    app.conf.broker_url = url
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
+    try:
+        yield url
+    finally:
+        app.conf.broker_url = saved
+        reconnect()
