@@ -102,7 +102,7 @@ def uid(kind: str, pk: int, host: str) -> str:
 
 
 def _aoe_line(instant: dt.datetime, zone: str) -> str | None:
-    if tz.normalize_zone_name(zone) in (tz.AOE, "UTC"):
+    if tz.shown_zone(zone) in (tz.AOE, "UTC"):
         return None  # the native line already says AoE (or the instant is shown in UTC only)
     return "AoE: " + tz.render_deadline_in_zone(instant, tz.AOE)
 
@@ -114,8 +114,10 @@ def _utc(instant: dt.datetime) -> dt.datetime:
 def _shown_zone(instant: dt.datetime, zone: str) -> str:
     """``zone``, or UTC for a stored instant outside 1970-2099 (a row written by SQL or
     before the range check): our VTIMEZONEs cover only that range, and year 1 or 9999
-    may not even convert to a zone. Such an event is shown in UTC, never failing the feed."""
-    return zone if tz.EARLIEST <= tz.to_utc(instant) < tz.LATEST else "UTC"
+    may not even convert to a zone. Such an event is shown in UTC, never failing the feed.
+    A stored zone this tzdata lacks is shown in UTC too (``tz.shown_zone``; the
+    description carries ``tz.zone_warning``)."""
+    return tz.shown_zone(zone) if tz.EARLIEST <= tz.to_utc(instant) < tz.LATEST else "UTC"
 
 
 def _deadline(milestone) -> dt.datetime | None:
@@ -133,14 +135,14 @@ def _summary_suffix(instant: dt.datetime, zone: str) -> str:
     deadline at the first instant of a local day, which people mean as the end of the day
     before: ``[1.35] Code Freeze (end of Thursday 6 November 2025 AoE)``. Others keep the
     bare title: the client's clock time is the deadline's own."""
-    if tz.normalize_zone_name(zone) == tz.AOE or tz.is_day_start(instant, zone) or tz.in_fold(instant, zone):
+    if tz.shown_zone(zone) == tz.AOE or tz.is_day_start(instant, zone) or tz.in_fold(instant, zone):
         return f" ({tz.render_deadline_in_zone(instant, zone)})"
     return ""
 
 
 def _in_a_fold(zone: str, *instants: dt.datetime | None) -> bool:
     """Is one of the instants at a wall time its zone shows twice (a fall-back fold)?"""
-    return tz.normalize_zone_name(zone) != "UTC" and any(i is not None and tz.in_fold(i, zone) for i in instants)
+    return tz.shown_zone(zone) != "UTC" and any(i is not None and tz.in_fold(i, zone) for i in instants)
 
 
 def _fold_line(zone: str, *instants: dt.datetime | None) -> list[str]:
@@ -190,6 +192,8 @@ def milestone_event(
         if milestone.ends_at is not None:
             zone = _shown_zone(milestone.ends_at, zone)
         lines.append("When: " + tz.render_deadline(milestone.at, zone))
+        if tz.zone_warning(milestone.zone):
+            lines.append(f"Note: {tz.zone_warning(milestone.zone)}.")
         aoe = _aoe_line(milestone.at, zone)
         if aoe:
             lines.append(aoe)
@@ -284,6 +288,7 @@ def extension_event(request, *, deadline: Deadline, revisions: int, host: str, s
         instant, zone = default_granted_until(request), release.zone
     else:  # no days to count from: the freeze's own deadline, the one that applies
         instant, zone = deadline.original, milestone.zone
+    warning = tz.zone_warning(zone)
     zone = _shown_zone(instant, zone)
     original = deadline.original
 
@@ -333,6 +338,8 @@ def extension_event(request, *, deadline: Deadline, revisions: int, host: str, s
         lines.append(f"This extension request {word}: the {milestone.title} deadline applies to {label}.")
         if asked:
             lines.append(f"It had asked for {days} more, until {tz.render_deadline(instant, zone)}.")
+    if warning:
+        lines.append(f"Note: {warning}.")
     aoe = _aoe_line(instant, zone)
     if aoe:
         lines.append(aoe)
@@ -380,7 +387,7 @@ def _vtimezones(events: list[CalendarEvent]) -> list[icalendar.Timezone]:
     for event in events:
         if event.is_all_day or _written_in_utc(event):
             continue
-        if tz.normalize_zone_name(event.zone) != "UTC":
+        if tz.shown_zone(event.zone) != "UTC":
             zones.add(_tzid(event.zone))
     return [vtimezone(tzid) for tzid in sorted(zones)]
 
@@ -392,7 +399,7 @@ def _written_in_utc(event: CalendarEvent) -> bool:
 
 
 def _timed(value: dt.datetime, zone: str) -> dt.datetime:
-    if tz.normalize_zone_name(zone) == "UTC":
+    if tz.shown_zone(zone) == "UTC":
         return tz.to_utc(value).replace(microsecond=0)
     return tz.to_zone(value, zone).replace(microsecond=0)
 

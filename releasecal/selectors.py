@@ -6,12 +6,22 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection
 
+from django.apps import apps
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
 
 from releasecal import tz
 from releasecal.errors import NotFound
-from releasecal.models import Enhancement, EnhancementOwner, EnhancementPerson, Milestone, Release, SigLead, Tracking
+from releasecal.models import (
+    Enhancement,
+    EnhancementOwner,
+    EnhancementPerson,
+    Milestone,
+    Release,
+    SigLead,
+    Tracking,
+    ZoneField,
+)
 
 
 def release_get(*, slug: str) -> Release:
@@ -153,3 +163,35 @@ def tracking_out_of_milestone(*, enhancements=None, releases=None) -> list[Track
     if releases is not None:
         rows = rows.filter(release__in=releases)
     return list(rows.order_by("release__start_date", "release__slug", "enhancement__number"))
+
+
+# ------------------------------------------------------------------ unknown zones
+# Rows holding a zone this tzdata cannot load: written before zone names were checked,
+# or kept from a tzdata release that had a zone this one lacks. Their instants are shown
+# in UTC with a warning (``tz.zone_warning``); ``manage.py check_services`` lists them so
+# someone sets a real zone.
+
+
+def unknown_zone_rows() -> list[tuple[str, object, str]]:
+    """(model label, primary key, zone) of every row whose ZoneField this tzdata lacks."""
+    found = []
+    for model in apps.get_models():
+        for field in model._meta.get_fields():
+            if not isinstance(field, ZoneField):
+                continue
+            names = model.objects.exclude(**{field.name: ""}).values_list(field.name, flat=True).distinct()
+            unknown = [name for name in names if not tz.is_known_zone(name)]
+            if not unknown:
+                continue
+            rows = model.objects.filter(**{f"{field.name}__in": unknown}).order_by("pk")
+            found.extend((model._meta.label, pk, zone) for pk, zone in rows.values_list("pk", field.name))
+    return found
+
+
+def unknown_zones_report() -> str:
+    """check_services' line: ``none unknown`` or each row, ``releasecal.Milestone 7 zone 'Mars/Olympus_Mons'``."""
+    rows = unknown_zone_rows()
+    if not rows:
+        return "none unknown to this tzdata"
+    listed = "; ".join(f"{label} {pk} zone {zone!r}" for label, pk, zone in rows)
+    return f"WARNING {len(rows)} row(s) with a zone unknown to this tzdata, shown in UTC: {listed}"

@@ -45,6 +45,7 @@ from releasecal.tz.core import (
     in_fold,
     instant_for_wall,
     is_day_start,
+    is_known_zone,
     is_valid_zone,
     isoformat_utc,
     local_date,
@@ -65,6 +66,7 @@ from releasecal.tz.core import (
     render_wall,
     render_with_aoe,
     rules_cache_register,
+    shown_zone,
     start_of_day,
     to_utc,
     to_zone,
@@ -75,6 +77,7 @@ from releasecal.tz.core import (
     zone_choices,
     zone_rules_reload,
     zone_rules_source,
+    zone_warning,
 )
 from releasecal.tz.names import (
     MONTH_WORD,
@@ -152,6 +155,7 @@ __all__ = [
     "in_fold",
     "instant_for_wall",
     "is_day_start",
+    "is_known_zone",
     "is_valid_zone",
     "isoformat_utc",
     "label_offsets",
@@ -179,6 +183,7 @@ __all__ = [
     "render_with_aoe",
     "rules_cache_register",
     "seasonal_label",
+    "shown_zone",
     "start_of_day",
     "to_utc",
     "to_zone",
@@ -192,4 +197,5 @@ __all__ = [
     "zone_from_text",
     "zone_rules_reload",
     "zone_rules_source",
+    "zone_warning",
 ]

@@ -7,6 +7,7 @@ AoE as its own zone, wall-time input exact). Reading what people write (zone lab
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import re
 import zoneinfo
@@ -15,6 +16,8 @@ from functools import lru_cache
 
 from releasecal.errors import ValidationFailed
 from releasecal.tz.names import MONTHS, WEEKDAYS
+
+logger = logging.getLogger(__name__)
 
 UTC = dt.UTC
 AOE = "AoE"
@@ -117,16 +120,55 @@ def is_valid_zone(name: str) -> bool:
 
 @lru_cache(maxsize=512)
 def get_zone(name: str) -> zoneinfo.ZoneInfo:
-    """The tzinfo for a zone name (``AoE`` included)."""
-    canonical = normalize_zone_name(name)
-    if canonical == AOE:
-        return zoneinfo.ZoneInfo(AOE_IANA)
-    return zoneinfo.ZoneInfo(canonical)
+    """The tzinfo for a zone name (``AoE`` included).
+
+    A *stored* name this tzdata cannot load (a row written before names were checked,
+    or a zone another tzdata release has and this one lacks) is read as UTC, so that the
+    row's instants are still shown, correctly, in UTC: ``zone_warning`` says so beside
+    them and ``manage.py check_services`` lists such rows. Input is checked before it
+    gets here (``normalize_zone_name``, ``localize``), so no new row can get such a name.
+    """
+    shown = shown_zone(name)
+    return zoneinfo.ZoneInfo(AOE_IANA if shown == AOE else shown)
+
+
+@lru_cache(maxsize=512)
+def _loadable(name: str) -> str | None:
+    """The canonical name of ``name`` if this tzdata can load it, else None."""
+    try:
+        canonical = normalize_zone_name(name)
+        zoneinfo.ZoneInfo(AOE_IANA if canonical == AOE else canonical)
+    except (InvalidZone, zoneinfo.ZoneInfoNotFoundError, ValueError):
+        if not isinstance(name, str) or not name.strip():
+            raise
+        logger.warning("zone %r unknown to this tzdata; shown in UTC", name)
+        return None
+    return canonical
+
+
+def shown_zone(name: str) -> str:
+    """The zone ``name``'s instants are shown in: its canonical name, or ``UTC`` when
+    this tzdata cannot load it (``zone_warning``). A blank name is still an error."""
+    return _loadable(name) or "UTC"
+
+
+def is_known_zone(name: str) -> bool:
+    """Can this tzdata load the stored zone ``name``? (Blank counts as known: no zone.)"""
+    return not isinstance(name, str) or not name.strip() or _loadable(name) is not None
+
+
+def zone_warning(name: str) -> str:
+    """``zone Mars/Olympus_Mons unknown to this tzdata; shown in UTC`` for a stored zone
+    this tzdata cannot load; empty for a known (or blank) one."""
+    if is_known_zone(name):
+        return ""
+    return f"zone {name.strip()} unknown to this tzdata; shown in UTC"
 
 
 def iana_name(name: str) -> str:
-    """The IANA key for a zone name: ``AoE`` becomes ``Etc/GMT+12``."""
-    canonical = normalize_zone_name(name)
+    """The IANA key for a zone name: ``AoE`` becomes ``Etc/GMT+12`` (a stored zone this
+    tzdata lacks, ``UTC``: see ``shown_zone``)."""
+    canonical = shown_zone(name)
     return AOE_IANA if canonical == AOE else canonical
 
 
@@ -158,7 +200,7 @@ def abbreviation(instant: dt.datetime, zone: str) -> str:
     none (Lord Howe's ``+1030``); numbers are rendered as ``UTC+10:30`` so they cannot
     be mistaken for a time. AoE is ``AoE``.
     """
-    canonical = normalize_zone_name(zone)
+    canonical = shown_zone(zone)
     if canonical == AOE:
         return "AoE"
     local = to_zone(instant, canonical)
@@ -374,7 +416,7 @@ def instant_for_wall(wall: dt.datetime, zone: str, current: dt.datetime) -> tupl
 def render_wall(wall: dt.datetime, zone: str) -> str:
     """A kept wall time in words, with no claim about its offset (which is what may have
     changed): ``19:00 Friday 26 June 2026 America/Los_Angeles``."""
-    return f"{render_clock(wall)} {render_date(wall)} {normalize_zone_name(zone)}"
+    return _warned(f"{render_clock(wall)} {render_date(wall)} {shown_zone(zone)}", zone)
 
 
 # Caches of other modules whose values depend on the zone rules (``rules_cache_register``).
@@ -393,7 +435,7 @@ def zone_rules_reload() -> None:
     now on disk (and under ``zoneinfo.TZPATH`` as it now is): this module's caches, the
     registered ones and ``zoneinfo``'s own (``ZoneInfo.clear_cache``). A process that
     runs for long (web, worker) only sees a tzdata upgrade after a restart or this call."""
-    for cached in (_available, _normalize_valid, _available_lowered, get_zone, start_of_day):
+    for cached in (_available, _normalize_valid, _available_lowered, get_zone, _loadable, start_of_day):
         cached.cache_clear()
     for cached in _RULE_CACHES:
         cached.cache_clear()
@@ -492,17 +534,23 @@ def _seen_in(instant: dt.datetime, zone: str) -> tuple[dt.datetime, str, str]:
     converted; it is shown in UTC instead of raising, so one odd row never takes a page
     down. New instants cannot get there (``check_plausible``).
     """
-    canonical = normalize_zone_name(zone)
+    canonical = shown_zone(zone)
     try:
         return to_zone(instant, canonical), abbreviation(instant, canonical), canonical
     except OverflowError:
         return to_utc(instant), "UTC", "UTC"
 
 
+def _warned(text: str, zone: str) -> str:
+    """``text`` with ``zone_warning`` after it, for a stored zone this tzdata lacks."""
+    warning = zone_warning(zone)
+    return f"{text} ({warning})" if warning else text
+
+
 def render_in_zone(instant: dt.datetime, zone: str) -> str:
     """``19:00 PDT Friday 26 July 2024``."""
     local, label, _ = _seen_in(instant, zone)
-    return f"{render_clock(local)} {label} {render_date(local)}"
+    return _warned(f"{render_clock(local)} {label} {render_date(local)}", zone)
 
 
 def render(instant: dt.datetime, zone: str) -> str:
@@ -513,7 +561,7 @@ def render(instant: dt.datetime, zone: str) -> str:
     local, label, shown_zone = _seen_in(instant, zone)
     native = f"{render_clock(local)} {label} {render_date(local)}"
     if shown_zone == "UTC":
-        return native
+        return _warned(native, zone)
     return f"{native} ({render_in_zone(instant, 'UTC')})"
 
 
@@ -532,7 +580,7 @@ def render_day_of_change(day: dt.date) -> str:
 def render_with_aoe(instant: dt.datetime, zone: str) -> str:
     """Native, UTC and AoE, the three a deadline message shows (deadline wording)."""
     parts = [render_deadline(instant, zone)]
-    if normalize_zone_name(zone) != AOE:
+    if shown_zone(zone) != AOE:
         parts.append(render_deadline_in_zone(instant, AOE))
     return " / ".join(parts)
 
@@ -564,7 +612,7 @@ def is_day_start(instant: dt.datetime, zone: str) -> bool:
     if not EARLIEST <= to_utc(instant) < LATEST:
         return False
     try:
-        return to_utc(instant) == start_of_day(local_date(instant, zone), normalize_zone_name(zone))
+        return to_utc(instant) == start_of_day(local_date(instant, zone), shown_zone(zone))
     except OverflowError:
         return False
 
@@ -575,7 +623,7 @@ def render_deadline_in_zone(instant: dt.datetime, zone: str) -> str:
     if not is_day_start(instant, zone):
         return render_in_zone(instant, zone)
     _, label, _ = _seen_in(instant, zone)
-    return f"end of {render_date(deadline_day(instant, zone))} {label}"
+    return _warned(f"end of {render_date(deadline_day(instant, zone))} {label}", zone)
 
 
 def render_deadline(instant: dt.datetime, zone: str) -> str:
@@ -588,7 +636,7 @@ def render_deadline(instant: dt.datetime, zone: str) -> str:
     _, _, shown_zone = _seen_in(instant, zone)
     native = render_deadline_in_zone(instant, shown_zone)
     if shown_zone == "UTC":
-        return native
+        return _warned(native, zone)
     return f"{native} ({render_in_zone(instant, 'UTC')})"
 
 
@@ -694,7 +742,7 @@ def local_time(instant: dt.datetime, zone: str, *, deadline: bool = False) -> Lo
         datetime=local.isoformat(),
         timezone=shown_zone,
         abbreviation=label,
-        display=render_deadline(instant, shown_zone) if deadline else render(instant, shown_zone),
+        display=render_deadline(instant, zone) if deadline else render(instant, zone),
         deadline_day=deadline_day(instant, shown_zone).isoformat() if deadline else None,
     )
 
