@@ -709,7 +709,6 @@ def exception_request_withdraw(
 # ------------------------------------------------------------- proposed decisions
 
 
-@transaction.atomic
 def proposed_decision_from_reading(
     *,
     request: ExceptionRequest,
@@ -738,6 +737,7 @@ def proposed_decision_from_reading(
     )
 
 
+@transaction.atomic
 def proposed_decision_create(
     *,
     request: ExceptionRequest,

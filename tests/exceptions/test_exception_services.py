@@ -19,6 +19,7 @@ from exceptions.services import (
     exception_request_signoff,
     exception_request_submit,
     exception_request_withdraw,
+    proposed_decision_create,
     request_window_closes,
 )
 from releasecal import tz
@@ -309,3 +310,15 @@ def test_every_step_leaves_one_audit_row(pending_request, requester, release_tea
         .values_list("action", flat=True)
     )
     assert actions == ["exception.submit", "exception.amend", "exception.signoff", "exception.approved"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_decision_read_from_email_is_proposed_outside_any_transaction(pending_request):
+    # As a live server, a management command or a shell calls it: in autocommit. The
+    # service locks the request, so it must open its own transaction (a refactor once
+    # moved its @transaction.atomic to the function above it).
+    assert transaction.get_autocommit()
+    proposal = proposed_decision_create(
+        request=pending_request, outcome="rejected", source_text="The release team has rejected this request."
+    )
+    assert (proposal.request_id, proposal.outcome) == (pending_request.pk, "rejected")
