@@ -214,7 +214,7 @@ class Hooks:
     def __init__(self):
         self.hooks: list[Hook] = []
         self.sent: list[Sent] = []
-        self.drop = 0  # the next N deliveries are lost
+        self.drop = 0  # the next N deliveries emitted are lost
         self.queue: queue.Queue = queue.Queue()
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
@@ -235,25 +235,28 @@ class Hooks:
         for hook in self.hooks:
             if delivery.event in hook.events:
                 copy_for_hook = Delivery(delivery.event, delivery.action, delivery.payload, hook_id=hook.id)
-                self.queue.put((hook, copy_for_hook))
+                # Which deliveries are lost is decided as they are emitted, in order, not
+                # when the sending thread reaches them (a test's drop_next would otherwise
+                # race with deliveries still queued).
+                with self.lock:
+                    dropped = self.drop > 0
+                    if dropped:
+                        self.drop -= 1
+                self.queue.put((hook, copy_for_hook, dropped))
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Until every delivery emitted so far was sent or dropped."""
         done = threading.Event()
-        self.queue.put((None, done))
+        self.queue.put((None, done, False))
         if not done.wait(timeout):
             raise TimeoutError("webhook deliveries still pending")
 
     def _run(self) -> None:
         while True:
-            hook, delivery = self.queue.get()
+            hook, delivery, dropped = self.queue.get()
             if hook is None:
                 delivery.set()
                 continue
-            with self.lock:
-                dropped = self.drop > 0
-                if dropped:
-                    self.drop -= 1
             if dropped:
                 self.sent.append(Sent(hook, delivery, None, dropped=True))
                 continue
