@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.soak import SIGNING_SECRET, free_port, signed_slack_request  # noqa: E402
 from tests.support.fake_slack import FakeSlack  # noqa: E402
-from tests.support.processes import forget_queue  # noqa: E402
+from tests.support.processes import forget_queue, fresh_database  # noqa: E402
 
 CHANNEL = "C0SCALEBENCH"
 VENV_BIN = Path(sys.executable).parent
@@ -85,21 +85,6 @@ def manage(env: dict[str, str], *args: str, extra: dict[str, str] | None = None)
     if result.returncode != 0:
         raise SystemExit(f"manage.py {' '.join(args[:2])} failed:\n{result.stderr[-2000:]}")
     return result.stdout
-
-
-@contextlib.contextmanager
-def new_database(url: str):
-    import psycopg
-
-    base, _, _ = url.rpartition("/")
-    name = f"releasecal_scale_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 class Group:
@@ -157,7 +142,7 @@ def main() -> int:
     slack = FakeSlack().start()
     groups: list[Group] = []
     try:
-        with new_database(database_url) as database:
+        with fresh_database("releasecal_scale", sqlite_path=tmp / "unused.sqlite3") as database:
             env = {
                 **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))},
                 "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}",
