@@ -47,6 +47,7 @@ from exceptions.services import (
     proposed_decision_confirm,
     proposed_decision_dismiss,
     request_window_closes,
+    request_window_text,
 )
 from releasecal import admin as schedule_admin
 from releasecal import tz
@@ -298,7 +299,7 @@ def decision_summary(obj: ExceptionRequest) -> dict:
     if obj.submitted_at > closes:
         warnings.append(
             f"Filed after the request window closed ({tz.render_deadline(closes, zone)}, "
-            f"{obj.release.exception_window_days} days after the freeze)."
+            f"{request_window_text(milestone)})."
         )
     found = kep_effective_deadline(enhancement=obj.enhancement, milestone=milestone)
     if found.warning:

@@ -80,9 +80,23 @@ def _check_fields(fields: RequestFields, milestone: Milestone | None = None) -> 
     return fields
 
 
+def request_window_hours(milestone: Milestone) -> int:
+    """How many hours after ``milestone`` closes a request for it may arrive: the
+    release's own setting for its kind, else the kind's (docs freeze 24, the others 72)."""
+    return milestone.release.request_window_hours_for(milestone.kind)
+
+
+def request_window_text(milestone: Milestone) -> str:
+    """The window as the policy's messages word it: "72 hours after the freeze"."""
+    hours = request_window_hours(milestone)
+    return f"{hours} hour{'' if hours == 1 else 's'} after the freeze"
+
+
 def request_window_closes(milestone: Milestone) -> dt.datetime:
-    """The last instant a request for ``milestone`` may arrive."""
-    return milestone.deadline + dt.timedelta(days=milestone.release.exception_window_days)
+    """The last instant a request for ``milestone`` may arrive: the freeze's closing
+    plus its request window, counted on the UTC timeline (72 h is 72 h across a DST
+    change)."""
+    return milestone.deadline + dt.timedelta(hours=request_window_hours(milestone))
 
 
 def _check_extendable(milestone: Milestone) -> None:
@@ -119,7 +133,7 @@ def check_request_window(milestone: Milestone, submitted_at: dt.datetime) -> Non
     if submitted_at > closes:
         raise PolicyViolation(
             f"The request window for {milestone.title} closed at {tz.render_deadline(closes, release.zone)} "
-            f"({release.exception_window_days} days after the freeze); this request was sent at "
+            f"({request_window_text(milestone)}); this request was sent at "
             f"{tz.render(submitted_at, release.zone)}.",
             extra={"window_closed_at": tz.isoformat_utc(closes), "submitted_at": tz.isoformat_utc(submitted_at)},
         )
@@ -895,8 +909,8 @@ def exception_thread_milestone_resolve(
     (one sentence) when it cannot be told.
 
     Milestone, when not given: the freeze the subject names, else the body, else the
-    template's answers; else the one freeze whose request window (freeze .. freeze + the
-    release's window days) holds the date the request was sent. Release, when not given:
+    template's answers; else the one freeze whose request window (freeze .. freeze + its
+    window hours) holds the date the request was sent. Release, when not given:
     a "1.NN" the subject or body names, else the active release holding that freeze.
     Every inference is reported with its reason."""
     qs = Milestone.objects.select_related("release", "kind")
@@ -966,7 +980,7 @@ def exception_thread_milestone_resolve(
         milestone = chosen[0]
         window = (
             f"its request window ({tz.render_in_zone(milestone.deadline, milestone.release.zone)} + "
-            f"{milestone.release.exception_window_days} days) holds the time the request was sent, "
+            f"{request_window_hours(milestone)} hours) holds the time the request was sent, "
             f"{tz.render_in_zone(received_at, milestone.release.zone)}"
         )
         if late:

@@ -31,7 +31,7 @@ import icalendar
 
 from exceptions.models import days_label
 from exceptions.selectors import Deadline
-from exceptions.services import default_granted_until, request_window_closes
+from exceptions.services import default_granted_until, request_window_closes, request_window_text
 from feeds.vtimezone import vtimezone
 from releasecal import tz
 
@@ -165,10 +165,9 @@ def milestone_rules(milestone) -> str:
         if _deadline(milestone) is None:
             return ""
         closes = request_window_closes(milestone)
-        days = milestone.release.exception_window_days
         return (
             f"Exceptions may be requested until {tz.render_deadline(closes, milestone.zone)} "
-            f"({days} day{'s' if days != 1 else ''} after the freeze)."
+            f"({request_window_text(milestone)})."
         )
     if kind.is_freeze:
         return "This freeze cannot be extended by an exception."

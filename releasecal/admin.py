@@ -16,6 +16,7 @@ from functools import partial
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.utils import flatten_fieldsets
 from django.db.models import Count
 from django.urls import path
 from django.utils.html import format_html, format_html_join
@@ -25,6 +26,7 @@ from releasecal import tz
 from releasecal.admin_setup import cycle_setup_view
 from releasecal.errors import DomainError
 from releasecal.models import (
+    MAX_WINDOW_HOURS,
     AuditLog,
     Enhancement,
     EnhancementOwner,
@@ -244,7 +246,6 @@ class ReleaseForm(forms.ModelForm):
             "ga_date",
             "leads",
             "links",
-            "exception_window_days",
             "exception_warn_days",
             "hard_stop",
         ]
@@ -253,6 +254,30 @@ class ReleaseForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk and self.instance.hard_stop:
             self.initial["hard_stop"] = tz.wall_time_input(self.instance.hard_stop, self.instance.zone)
+        # One field per kind that allows exceptions: this release's request window in
+        # hours, empty for the kind's default (Release.request_window_hours).
+        own = self.instance.request_window_hours if isinstance(self.instance.request_window_hours, dict) else {}
+        for kind in window_kinds():
+            self.fields[window_field_name(kind)] = forms.IntegerField(
+                label=f"Request window after {kind.name} (hours)",
+                required=False,
+                min_value=0,
+                max_value=MAX_WINDOW_HOURS,
+                initial=own.get(kind.slug),
+                help_text=f"Empty: the kind's default, {kind.request_window_hours} hours.",
+            )
+
+    def _post_clean(self):
+        stored = self.instance.request_window_hours
+        own = dict(stored) if isinstance(stored, dict) else {}
+        for kind in window_kinds():
+            hours = self.cleaned_data.get(window_field_name(kind))
+            if hours is None:
+                own.pop(kind.slug, None)
+            else:
+                own[kind.slug] = hours
+        self.instance.request_window_hours = own
+        super()._post_clean()
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]
@@ -265,6 +290,15 @@ class ReleaseForm(forms.ModelForm):
         if cleaned.get("zone"):
             parse_wall_into(self, "hard_stop", cleaned["zone"])
         return cleaned
+
+
+def window_kinds() -> list[MilestoneKind]:
+    """The kinds a release sets a request window for: those that allow exceptions."""
+    return list(MilestoneKind.objects.filter(allows_exceptions=True).order_by("ordering", "slug"))
+
+
+def window_field_name(kind: MilestoneKind) -> str:
+    return f"window_hours__{kind.slug}"
 
 
 @admin.register(Release)
@@ -284,9 +318,19 @@ class ReleaseAdmin(admin.ModelAdmin):
         ),
         (
             "Exception policy",
-            {"fields": ["exception_window_days", "exception_warn_days", "hard_stop", "hard_stop_shown"]},
+            {"fields": ["exception_warn_days", "hard_stop", "hard_stop_shown"]},
         ),
     ]
+
+    def get_fieldsets(self, request, obj=None):
+        windows = [window_field_name(kind) for kind in window_kinds()]
+        return [*self.fieldsets, ("Request windows (hours after each freeze)", {"fields": windows})]
+
+    def get_form(self, request, obj=None, **kwargs):
+        # The window fields are the form's own (ReleaseForm.__init__), not the model's.
+        fields = kwargs.get("fields") or flatten_fieldsets(self.get_fieldsets(request, obj))
+        kwargs["fields"] = [name for name in fields if not name.startswith("window_hours__")]
+        return super().get_form(request, obj, **kwargs)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_milestones=Count("milestones"))

@@ -21,7 +21,15 @@ from api.errors import error_responses
 from api.fields import TZ_PARAMETER, StrictBooleanFilter, TimeAwareOutputSerializer, serializer_context, viewer_zone
 from api.filters import OrderingFilter
 from releasecal import selectors, tz
-from releasecal.models import Enhancement, EnhancementOwner, EnhancementPerson, Milestone, Release, Tracking
+from releasecal.models import (
+    Enhancement,
+    EnhancementOwner,
+    EnhancementPerson,
+    Milestone,
+    MilestoneKind,
+    Release,
+    Tracking,
+)
 
 
 class TimeAwareListView(generics.ListAPIView):
@@ -148,8 +156,16 @@ class ReleaseOutputSerializer(TimeAwareOutputSerializer):
     start_date = serializers.DateField()
     ga_date = serializers.DateField(allow_null=True)
     links = serializers.DictField(child=serializers.CharField())
-    exception_window_days = serializers.IntegerField()
+    request_window_hours = serializers.SerializerMethodField(
+        help_text="Per kind that allows exceptions (slug): how many hours after the freeze a request may arrive"
+    )
     exception_warn_days = serializers.IntegerField()
+
+    def get_request_window_hours(self, release: Release) -> dict[str, int]:
+        kinds = getattr(self.root, "_exception_kinds", None)
+        if kinds is None:  # one query for a whole list
+            kinds = self.root._exception_kinds = list(MilestoneKind.objects.filter(allows_exceptions=True))
+        return {kind.slug: release.request_window_hours_for(kind) for kind in kinds}
 
 
 class ReleaseFilter(django_filters.FilterSet):

@@ -139,7 +139,7 @@ def cycle_create(*, plan: CyclePlan, actor=None) -> Release:
         status=Release.Status.PLANNING,
     )
     if plan.copy_policy:
-        release.exception_window_days = source.exception_window_days
+        release.request_window_hours = dict(source.request_window_hours or {})
         release.exception_warn_days = source.exception_warn_days
         release.hard_stop = plan.hard_stop
     release_save(release=release)

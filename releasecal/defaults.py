@@ -74,3 +74,10 @@ DEFAULT_KINDS = [
     ("event", "Event", False, False, 80),
     ("other", "Other", False, False, 90),
 ]
+
+# The request window of each kind, in hours after the freeze closes (the handbook,
+# 2025-2026: within 3 days after the PRR, enhancements and code/test freezes; a docs
+# freeze request "as soon as possible, within 24 hours"). A kind's default; a release
+# may set its own hours per kind (``Release.request_window_hours``).
+DEFAULT_REQUEST_WINDOW_HOURS = 72
+REQUEST_WINDOW_HOURS = {"docs-freeze": 24}

@@ -12,6 +12,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Lower
 
 from releasecal import tz
+from releasecal.defaults import DEFAULT_REQUEST_WINDOW_HOURS
 
 
 def validate_zone(value: str) -> None:
@@ -102,9 +103,14 @@ class Release(models.Model):
     )
     links = models.JSONField(default=dict, blank=True, help_text='{"label": "https://..."}')
 
-    # Exception policy (defaults from the Kubernetes process).
-    exception_window_days = models.PositiveSmallIntegerField(
-        default=3, help_text="A request may arrive at most this many days after the freeze."
+    # Exception policy (defaults from the Kubernetes process). The request window is a
+    # per-kind setting in hours: each kind's ``request_window_hours`` (docs freeze 24 h,
+    # the others 72 h), unless this release sets its own for that kind here.
+    request_window_hours = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='This release\'s own request window per kind, in hours after the freeze: {"docs-freeze": 48}; '
+        "a kind not named here keeps the kind's default.",
     )
     exception_warn_days = models.PositiveSmallIntegerField(
         default=7, help_text="Requests for more days than this carry a warning (days, not weeks)."
@@ -136,6 +142,34 @@ class Release(models.Model):
     def __str__(self) -> str:
         return self.name or self.slug
 
+    def request_window_hours_for(self, kind: MilestoneKind) -> int:
+        """How many hours after a ``kind`` freeze closes a request may arrive in this
+        release: this release's own setting for the kind, else the kind's default."""
+        hours = (self.request_window_hours or {}).get(kind.slug)
+        return hours if _valid_window_hours(hours) else kind.request_window_hours
+
+    def clean(self) -> None:
+        super().clean()
+        windows = self.request_window_hours
+        if not isinstance(windows, dict):
+            raise ValidationError({"request_window_hours": 'Give the hours per kind, e.g. {"docs-freeze": 24}.'})
+        for slug, hours in windows.items():
+            if not _valid_window_hours(hours):
+                raise ValidationError(
+                    {
+                        "request_window_hours": f"The window of {slug!r} must be a whole number of hours from 0 to "
+                        f"{MAX_WINDOW_HOURS}, not {hours!r}."
+                    }
+                )
+
+
+# A request window longer than a release cycle is a typo.
+MAX_WINDOW_HOURS = 24 * 366
+
+
+def _valid_window_hours(hours) -> bool:
+    return isinstance(hours, int) and not isinstance(hours, bool) and 0 <= hours <= MAX_WINDOW_HOURS
+
 
 class MilestoneKind(models.Model):
     slug = models.SlugField(max_length=48, unique=True)
@@ -143,6 +177,12 @@ class MilestoneKind(models.Model):
     allows_exceptions = models.BooleanField(default=False, help_text="May an exception extend this deadline?")
     is_freeze = models.BooleanField(default=False)
     ordering = models.PositiveSmallIntegerField(default=100)
+    request_window_hours = models.PositiveSmallIntegerField(
+        default=DEFAULT_REQUEST_WINDOW_HOURS,
+        db_default=DEFAULT_REQUEST_WINDOW_HOURS,
+        help_text="A request for an exception may arrive at most this many hours after the freeze closes "
+        "(a release may set its own)",
+    )
 
     class Meta:
         ordering = ["ordering", "slug"]

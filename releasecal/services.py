@@ -11,7 +11,13 @@ from django.db import transaction
 from django.forms.models import model_to_dict
 
 from releasecal import signals, tz
-from releasecal.defaults import DEFAULT_KINDS, GROUP_PERMISSIONS, LATER_GROUP_PERMISSIONS
+from releasecal.defaults import (
+    DEFAULT_KINDS,
+    DEFAULT_REQUEST_WINDOW_HOURS,
+    GROUP_PERMISSIONS,
+    LATER_GROUP_PERMISSIONS,
+    REQUEST_WINDOW_HOURS,
+)
 from releasecal.errors import ValidationFailed
 from releasecal.models import (
     AuditLog,
@@ -247,7 +253,13 @@ def milestone_kinds_ensure() -> dict[str, MilestoneKind]:
     for slug, name, allows, is_freeze, ordering in DEFAULT_KINDS:
         kinds[slug], _ = MilestoneKind.objects.get_or_create(
             slug=slug,
-            defaults={"name": name, "allows_exceptions": allows, "is_freeze": is_freeze, "ordering": ordering},
+            defaults={
+                "name": name,
+                "allows_exceptions": allows,
+                "is_freeze": is_freeze,
+                "ordering": ordering,
+                "request_window_hours": REQUEST_WINDOW_HOURS.get(slug, DEFAULT_REQUEST_WINDOW_HOURS),
+            },
         )
     return kinds
 

@@ -247,7 +247,7 @@ def test_the_forms_show_the_requests_warnings(decider_client, request_1880):
     ) in html
     assert (
         '<li class="warning">Filed after the request window closed (end of Sunday 13 December 2026 AoE '
-        "(12:00 UTC Monday 14 December 2026), 3 days after the freeze).</li>"
+        "(12:00 UTC Monday 14 December 2026), 72 hours after the freeze).</li>"
     ) in html
 
 

@@ -77,7 +77,7 @@ def test_it_rejects_a_request_after_the_window(kep, code_freeze, requester):
 
 
 def test_window_is_editable_per_release(kep, code_freeze, requester, release):
-    release.exception_window_days = 1
+    release.request_window_hours = {"code-freeze": 24}
     release.save()
     code_freeze.refresh_from_db()
     with pytest.raises(PolicyViolation):

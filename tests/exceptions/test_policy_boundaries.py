@@ -48,7 +48,8 @@ def test_the_fixture_instants_are_the_ones_written_here(code_freeze, release, en
     assert code_freeze.deadline == FREEZE
     assert enhancements_freeze.deadline == ENHANCEMENTS_FREEZE
     assert release.milestones.get(kind__slug="rc").deadline == RC0
-    assert release.exception_window_days == 3
+    assert release.request_window_hours == {}
+    assert code_freeze.kind.request_window_hours == 72
 
 
 # ------------------------------------------------------------------ request window
@@ -64,7 +65,7 @@ def test_a_request_sent_one_second_after_the_window_closes_is_refused(kep, code_
     assert err.value.status_code == 400
     assert err.value.message == (
         "The request window for Code Freeze closed at 19:00 PDT Friday 26 July 2024 "
-        "(02:00 UTC Saturday 27 July 2024) (3 days after the freeze); this request was sent at "
+        "(02:00 UTC Saturday 27 July 2024) (72 hours after the freeze); this request was sent at "
         "19:00 PDT Friday 26 July 2024 (02:00 UTC Saturday 27 July 2024)."
     )
     assert err.value.extra == {"window_closed_at": "2024-07-27T02:00:00Z", "submitted_at": "2024-07-27T02:00:01Z"}
@@ -76,7 +77,7 @@ def test_a_request_before_the_freeze_is_filed(kep, code_freeze, requester):
 
 
 def test_a_one_day_window_closes_one_day_after_the_freeze(kep, code_freeze, requester, release):
-    release.exception_window_days = 1
+    release.request_window_hours = {"code-freeze": 24}
     release.save()
     code_freeze.refresh_from_db()
     assert submit(kep, code_freeze, requester, at=FREEZE + dt.timedelta(days=1)).state == "pending"

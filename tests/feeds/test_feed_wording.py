@@ -119,7 +119,7 @@ def test_the_exception_window_and_a_pending_extension_are_worded_as_deadlines(ki
     block = unfolded_event(body, f"releasecal-milestone-{milestone.pk}@releasecal.local")
     assert (
         "Exceptions may be requested until end of Sunday 13 December 2026 AoE "
-        "(12:00 UTC Monday 14 December 2026) (3 days after the freeze)."
+        "(12:00 UTC Monday 14 December 2026) (72 hours after the freeze)."
     ) in block.replace("\\n", "\n").replace("\\,", ",")
     kep = enhancement_upsert(number=9100, title="Worded", owning_sig="node", participating_sigs=["node"], owners=[])
     tracking_set(release=milestone.release, enhancement=kep, stage="beta", status="tracked")

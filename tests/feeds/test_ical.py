@@ -103,7 +103,7 @@ def test_the_description_shows_native_utc_aoe_link_and_the_exception_rule(releas
     assert "19:00 PDT Tuesday 23 July 2024 (02:00 UTC Wednesday 24 July 2024)" in description
     assert "AoE: 14:00 AoE Tuesday 23 July 2024" in description
     assert "Exceptions may be requested until 19:00 PDT Friday 26 July 2024" in description
-    assert "(3 days after the freeze)" in description
+    assert "(72 hours after the freeze)" in description
     assert "http://127.0.0.1:8000/releases/1.31/" in description
 
 

@@ -57,7 +57,7 @@ def move_zone(state, n):
 
 
 def move_policy(state, n):
-    Release.objects.filter(slug="1.31").update(exception_window_days=1 + n % 5)
+    Release.objects.filter(slug="1.31").update(request_window_hours={"code-freeze": 24 * (1 + n % 5)})
 
 
 def move_milestone(state, n):

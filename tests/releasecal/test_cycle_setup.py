@@ -29,7 +29,7 @@ def la_release(kinds, release_team_member) -> Release:
     clocks change on 10 March), a date-only docs freeze, a timed window."""
     release = Release.objects.create(
         slug="1.30", name="Kubernetes v1.30", zone=LA, start_date=dt.date(2024, 1, 8), ga_date=dt.date(2024, 4, 17),
-        exception_window_days=2, exception_warn_days=5,
+        request_window_hours={"code-freeze": 48}, exception_warn_days=5,
     )  # fmt: skip
     release.leads.add(release_team_member)
     milestone_create(
@@ -62,7 +62,7 @@ def test_each_deadline_keeps_its_wall_time_across_the_change_of_clocks(la_releas
     assert (new.name, new.zone, new.start_date, new.ga_date) == (
         "Kubernetes v1.40", LA, dt.date(2024, 1, 15), dt.date(2024, 4, 24),
     )  # fmt: skip
-    assert (new.exception_window_days, new.exception_warn_days) == (2, 5)
+    assert (new.request_window_hours, new.exception_warn_days) == ({"code-freeze": 48}, 5)
     assert list(new.leads.all()) == [release_team_member]
     assert set(new.team.all()) == set(la_release.team.all())
     assert new.status == Release.Status.PLANNING
@@ -100,7 +100,7 @@ def test_team_and_policy_are_copied_only_when_asked(la_release):
         plan=cycle_plan(source=la_release, slug="1.40", name="v1.40", weeks=15, copy_team=False, copy_policy=False)
     )
     assert (new.leads.count(), new.team.count()) == (0, 0)
-    assert (new.exception_window_days, new.exception_warn_days, new.hard_stop) == (3, 7, None)
+    assert (new.request_window_hours, new.exception_warn_days, new.hard_stop) == ({}, 7, None)
 
     kept = cycle_create(plan=cycle_plan(source=la_release, slug="1.41", name="", weeks=1))
     assert tz.render_deadline(kept.hard_stop, LA) == "17:00 PDT Friday 5 April 2024 (00:00 UTC Saturday 6 April 2024)"
@@ -189,7 +189,7 @@ def test_a_cycle_is_copied_from_the_page(lead_client, la_release):
     new = Release.objects.get(slug="1.40")
     assert done["Location"] == f"/admin/releasecal/release/{new.pk}/change/"
     assert new.milestones.count() == 3
-    assert new.exception_window_days == 3
+    assert new.request_window_hours == {}
 
 
 def test_a_gap_on_the_page_offers_no_create_button(lead_client, la_release, kinds):

@@ -239,7 +239,7 @@ def test_every_field_hostile_gets_an_error_each_and_nothing_is_saved(
     assert errors == {
         "kep": "No KEP 99999 is known.",
         "milestone": "The request window for Enhancements Freeze closed at 19:00 PDT Sunday 16 June 2024 "
-        "(02:00 UTC Monday 17 June 2024) (3 days after the freeze); this request was sent at "
+        "(02:00 UTC Monday 17 June 2024) (72 hours after the freeze); this request was sent at "
         "20:00 PDT Tuesday 23 July 2024 (03:00 UTC Wednesday 24 July 2024).",
         "days": "A whole number of days, e.g. 3.",
         "stage": "Choose a stage: alpha, beta, stable, deprecation.",
