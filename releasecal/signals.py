@@ -22,7 +22,10 @@ milestone_changed = Signal()
 date, window, zone, title, kind, description, link, week, cancelled).
 
 Sent by ``releasecal.services.milestone_save`` (and so by ``milestone_create`` and
-``milestone_cancel``), first of the two milestone events.
+``milestone_cancel``), first of the two milestone events; and by ``manage.py
+tzdata_check --apply`` when the running zone rules end a date-only milestone's day at
+another instant (its date, and so what people were told, unchanged: no
+``milestone_moved``).
 kwargs: ``milestone`` (as saved), ``previous`` (the row before the edit; None when created).
 
 Receivers:

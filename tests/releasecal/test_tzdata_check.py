@@ -29,10 +29,13 @@ from django.test import Client
 from exceptions.models import Decision
 from exceptions.services import RequestFields, exception_request_approve, exception_request_submit
 from feeds import ical
+from notices.models import ScheduleNotice
 from releasecal import tz
 from releasecal.models import AuditLog, Milestone, Release
 from releasecal.services import enhancement_upsert, milestone_create, milestone_save, release_save, tracking_set
 from reminders.models import Channel, Delivery, ReminderRule
+from reminders.services import deliveries_sync_all
+from tests.support.reminders_helpers import channel, rule
 
 ZIC = shutil.which("zic") or "/usr/sbin/zic"
 
@@ -502,6 +505,11 @@ def test_a_date_only_milestone_closes_at_the_end_of_its_day_under_the_new_rules(
     )  # fmt: skip
     # End of 13 July 2028 under OLD: 00:00 PDT 14 July = 07:00 UTC; under NEW (PST): 08:00 UTC.
     assert freeze.closes_at == utc("2028-07-14 07:00")
+    # A reminder a day before the docs freeze counts from that instant.
+    rule(channel("email", "team", to=["release-team@example.com"]), offsets="1d", kinds=("docs-freeze",))
+    deliveries_sync_all()
+    reminder = Delivery.objects.get(milestone=freeze, offset="1d")
+    assert reminder.due_at == utc("2028-07-13 07:00")
     use_rules(under_old_rules.new)
     code, out, err = run()
     assert code == 1
@@ -524,5 +532,9 @@ def test_a_date_only_milestone_closes_at_the_end_of_its_day_under_the_new_rules(
         utc("2028-07-21 08:00"),
     )
     assert AuditLog.objects.filter(object_id=str(freeze.pk), action="milestone.update").count() == 1
+    reminder.refresh_from_db()
+    assert (reminder.due_at, reminder.state) == (utc("2028-07-13 08:00"), Delivery.State.PENDING)
+    # The day people were told is the same: no schedule-change notice.
+    assert not ScheduleNotice.objects.filter(milestone=freeze).exists()
     code, out, err = run()
     assert code == 0

@@ -17,6 +17,7 @@ with --apply), 1 when some moved and --apply was not given (nothing was changed)
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from django.db.models import Q
 
 from exceptions.models import Decision
 from exceptions.services import decision_grant_retime
-from releasecal import tz
+from releasecal import signals, tz
 from releasecal.errors import ValidationFailed
 from releasecal.models import Milestone, Release
 from releasecal.services import audit_record, milestone_save, release_save
@@ -173,10 +174,15 @@ def apply_milestone(pk: int, now: dt.datetime) -> list[str]:
         milestone_save(milestone=milestone, actor_label=ACTOR_LABEL)
     elif milestone.at is None:
         # Nothing a calendar shows changed (milestone_save would keep the row as it is):
-        # only when the day ends, which the stored sort key must follow.
+        # only when the day ends, which the stored sort key must follow, and so must
+        # the reminders due before it (milestone_changed: the ledger reschedules). No
+        # notice: the day people were told ("end of Thursday 13 July") is unchanged.
+        previous = copy.copy(milestone)
         moved = closing_moved(milestone, now)
         if moved:
             fields = [field for field, *_ in moved]
+            for field, old, _, _ in moved:
+                setattr(previous, field, old)
             milestone.save(update_fields=fields)
             audit_record(
                 action="milestone.update",
@@ -185,6 +191,7 @@ def apply_milestone(pk: int, now: dt.datetime) -> list[str]:
                 before={field: old for field, old, _, _ in moved},
                 after={field: new for field, _, new, _ in moved},
             )
+            signals.milestone_changed.send(sender=Milestone, milestone=milestone, previous=previous)
     return fields
 
 
