@@ -45,6 +45,10 @@ v1 = [
     ),
     path("exceptions/<int:request_id>/reject/", exceptions_api.ExceptionRejectApi.as_view(), name="exception-reject"),
     path(
+        "exceptions/<int:request_id>/correct/", exceptions_api.ExceptionCorrectApi.as_view(), name="exception-correct"
+    ),
+    path("exceptions/<int:request_id>/reopen/", exceptions_api.ExceptionReopenApi.as_view(), name="exception-reopen"),
+    path(
         "exceptions/<int:request_id>/withdraw/",
         exceptions_api.ExceptionWithdrawApi.as_view(),
         name="exception-withdraw",

@@ -33,11 +33,13 @@ from exceptions.models import (
     ProposedDecision,
     days_label,
 )
-from exceptions.selectors import grant_conflicts, kep_effective_deadline, request_deadlines
+from exceptions.selectors import decision_text, grant_conflicts, kep_effective_deadline, request_deadlines
 from exceptions.services import (
     DECIDE_PERMISSION,
     RequestFields,
     default_granted_until,
+    exception_decision_correct,
+    exception_decision_reopen,
     exception_request_amend,
     exception_request_approve,
     exception_request_reject,
@@ -234,6 +236,55 @@ class ApproveForm(GrantForm):
 
 class NoteForm(forms.Form):
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
+
+
+REASON_HELP = "Required: the clerical error this corrects (the wrong grant time, the wrong request decided)."
+
+
+class CorrectForm(GrantForm):
+    """A made decision corrected (``exception_decision_correct``): the outcome, the grant
+    (pre-filled with the one in force, in the words it is shown in) and the note, with a
+    required reason. The grant is read only for an approval."""
+
+    outcome = forms.ChoiceField(choices=Decision.Outcome.choices)
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), help_text=REASON_HELP)
+    field_order = ["outcome", "granted_day", "granted_time", "zone", "note", "reason"]
+
+    def __init__(self, *args, decision: Decision, release_zone: str, **kwargs):
+        grant = decision.granted_until or None
+        super().__init__(*args, zone=decision.granted_zone or release_zone, initial_grant=grant, **kwargs)
+        self.fields["granted_day"].required = False
+        self.fields["granted_day"].help_text = (
+            "For an approval: the last day of the extension. Empty: the grant in force (a rejection corrected to an "
+            "approval: the freeze plus the days asked)."
+        )
+        self.fields["outcome"].initial = decision.outcome
+        self.fields["note"].initial = decision.note
+        self.fields["zone"].initial = decision.granted_zone
+
+    def clean(self):
+        cleaned = forms.Form.clean(self)
+        if self.errors:
+            return cleaned
+        cleaned["granted_until"] = None
+        if cleaned["outcome"] == Decision.Outcome.APPROVED and cleaned["granted_day"].strip():
+            try:
+                cleaned["granted_until"] = tz.parse_deadline_input(
+                    cleaned["granted_day"], cleaned["granted_time"], cleaned.get("zone") or self.release_zone,
+                    field="granted until",
+                )  # fmt: skip
+            except DomainError as exc:
+                self.add_error("granted_time" if cleaned["granted_time"].strip() else "granted_day", exc.message)
+        return cleaned
+
+
+class ReopenForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Required: why the decision is undone (it was made on the wrong request). "
+        "The request is pending again, to be decided anew.",
+    )
 
 
 class SignOffForm(NoteForm):
@@ -586,6 +637,16 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
             ],
             "entered_by": obj.entered_by.get_username() if obj.entered_by_id else "",
             "can_decide": pending and self.has_decide_permission(request),
+            "can_correct": decision is not None and self.has_decide_permission(request),
+            "corrections": [
+                {
+                    "correction": c,
+                    "at": tz.render(c.at, obj.release.zone),
+                    "before": decision_text(c.before, obj.release.zone),
+                    "after": decision_text(c.after, obj.release.zone),
+                }
+                for c in obj.decision_corrections.order_by("number")
+            ],
             "can_amend": pending and (user.has_perm(CHANGE_PERMISSION) or obj.requester_id == user.pk),
             "can_signoff": pending and user.has_perm(SIGNOFF_PERMISSION),
         }
@@ -598,6 +659,8 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
         return [
             path("<path:object_id>/approve/", wrap(self.approve_view), name=f"{prefix}_approve"),
             path("<path:object_id>/reject/", wrap(self.reject_view), name=f"{prefix}_reject"),
+            path("<path:object_id>/correct/", wrap(self.correct_view), name=f"{prefix}_correct"),
+            path("<path:object_id>/reopen/", wrap(self.reopen_view), name=f"{prefix}_reopen"),
             path("<path:object_id>/amend/", wrap(self.amend_view), name=f"{prefix}_amend"),
             path("<path:object_id>/signoff/", wrap(self.signoff_view), name=f"{prefix}_signoff"),
             path("<path:object_id>/withdraw/", wrap(self.withdraw_view), name=f"{prefix}_withdraw"),
@@ -706,6 +769,55 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
             lambda data: exception_request_reject(request=obj, actor=request.user, note=data["note"]),
             done=f"Rejected {obj}.",
             verb="Reject",
+        )
+
+    def _decision_or_back(self, request, obj: ExceptionRequest) -> Decision | HttpResponse:
+        if not self.has_decide_permission(request):
+            raise PermissionDenied
+        decision = Decision.objects.filter(request=obj).first()
+        if decision is None:
+            self.message_user(request, f"{obj} has no decision to correct ({obj.state}).", messages.ERROR)
+            return HttpResponseRedirect(self._change_url(obj))
+        return decision
+
+    def correct_view(self, request, object_id):
+        obj = self._get_or_404(request, object_id)
+        decision = self._decision_or_back(request, obj)
+        if isinstance(decision, HttpResponse):
+            return decision
+        form = CorrectForm(
+            request.POST if request.method == "POST" else None, decision=decision, release_zone=obj.release.zone
+        )
+        return self._form_view(
+            request,
+            obj,
+            form,
+            lambda data: exception_decision_correct(
+                request=obj,
+                actor=request.user,
+                reason=data["reason"],
+                outcome=data["outcome"],
+                granted_until=data["granted_until"],
+                granted_zone=data["zone"] or None,
+                note=data["note"],
+            ),
+            done=f"Corrected the decision on {obj}; the correction is kept in its history.",
+            verb="Correct the decision on",
+        )
+
+    def reopen_view(self, request, object_id):
+        obj = self._get_or_404(request, object_id)
+        decision = self._decision_or_back(request, obj)
+        if isinstance(decision, HttpResponse):
+            return decision
+        form = ReopenForm(request.POST if request.method == "POST" else None)
+        return self._form_view(
+            request,
+            obj,
+            form,
+            lambda data: exception_decision_reopen(request=obj, actor=request.user, reason=data["reason"]),
+            done=f"Reopened {obj}: it is pending again.",
+            verb="Reopen",
         )
 
     def amend_view(self, request, object_id):

@@ -30,7 +30,13 @@ from api.fields import (
 )
 from api.filters import OrderingFilter
 from exceptions import services
-from exceptions.models import ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
+from exceptions.models import (
+    DecisionCorrection,
+    ExceptionRequest,
+    ExceptionRequestRevision,
+    ProposedDecision,
+    SignOff,
+)
 from exceptions.reader import ReadingTooLong, read_thread, time_limit
 from exceptions.selectors import (
     MAX_ID,
@@ -116,7 +122,11 @@ def _request_list_queryset():
 
 
 def _request_get(request_id: int) -> ExceptionRequest:
-    found = _request_queryset().filter(pk=request_id).first() if 0 < request_id <= MAX_ID else None
+    found = (
+        _request_queryset().prefetch_related("decision_corrections").filter(pk=request_id).first()
+        if 0 < request_id <= MAX_ID
+        else None
+    )
     if found is None:
         raise NotFound(f"No exception request #{request_id}.", extra={"id": request_id})
     return found
@@ -259,8 +269,22 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
         return super().to_representation(instance)
 
 
+class CorrectionOutputSerializer(TimeAwareOutputSerializer):
+    instant_fields = {"at": ("at", "request.release.zone")}
+
+    number = serializers.IntegerField()
+    action = serializers.ChoiceField(choices=DecisionCorrection.Action.choices)
+    before = serializers.JSONField(help_text="The decision before (instants in UTC)")
+    after = serializers.JSONField(allow_null=True, help_text="The decision after; null for a reopen")
+    reason = serializers.CharField()
+    corrected_by = serializers.CharField(source="corrected_by_label")
+
+
 class ExceptionDetailOutputSerializer(ExceptionOutputSerializer):
     revisions = RevisionOutputSerializer(many=True, source="revision_rows")
+    corrections = CorrectionOutputSerializer(
+        many=True, source="decision_corrections.all", help_text="The decision's corrections and reopens, oldest first"
+    )
 
 
 def _detail(request: Request, exception_request: ExceptionRequest, code: int = status.HTTP_200_OK) -> Response:
@@ -489,6 +513,69 @@ class ExceptionApproveApi(_RequestActionApi):
             request=exception_request, actor=user, granted_until=granted_until, granted_zone=zone,
             note=data.get("note", ""),
         )  # fmt: skip
+
+
+@extend_schema_serializer(component_name="ExceptionCorrectInput")
+class CorrectInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=5000, help_text="Required: the clerical error corrected"
+    )
+    outcome = serializers.ChoiceField(
+        required=False, choices=["approved", "rejected"], help_text="The corrected outcome; default unchanged"
+    )
+    granted_until = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="The corrected grant, as /approve/ takes it; default the grant in force (a rejection corrected "
+        "to an approval: freeze + requested days).",
+    )
+    granted_zone = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, help_text="IANA zone or AoE; default the grant's"
+    )
+    note = serializers.CharField(
+        required=False, allow_blank=True, max_length=5000, help_text="The corrected note; default unchanged"
+    )
+
+
+@_action_schema(CorrectInputSerializer)
+class ExceptionCorrectApi(_RequestActionApi):
+    """Correct a clerical error in a made decision (release team, the same rule as
+    deciding): a reason is required; answers the request with its decision in force."""
+
+    InputSerializer = CorrectInputSerializer
+
+    def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
+        zone = None
+        granted_until = None
+        if data.get("granted_zone"):
+            zone = tz.normalize_zone_name(data["granted_zone"])
+        if data.get("granted_until"):
+            decision = getattr(exception_request, "decision", None)
+            in_zone = zone or (decision.granted_zone if decision else "") or exception_request.release.zone
+            granted_until = parse_instant_input(data["granted_until"], zone=in_zone, field="granted_until")
+        services.exception_decision_correct(
+            request=exception_request, actor=user, reason=data.get("reason", ""), outcome=data.get("outcome"),
+            granted_until=granted_until, granted_zone=zone, note=data.get("note"),
+        )  # fmt: skip
+
+
+@extend_schema_serializer(component_name="ExceptionReopenInput")
+class ReopenInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=5000, help_text="Required: why the decision is undone"
+    )
+
+
+@_action_schema(ReopenInputSerializer)
+class ExceptionReopenApi(_RequestActionApi):
+    """Reopen a decision made on the wrong request: back to pending (release team, the
+    same rule as deciding); a reason is required."""
+
+    InputSerializer = ReopenInputSerializer
+
+    def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
+        services.exception_decision_reopen(request=exception_request, actor=user, reason=data.get("reason", ""))
 
 
 # ------------------------------------------------------------ proposed decisions

@@ -329,3 +329,47 @@ class ProposedDecision(models.Model):
 
     def __str__(self) -> str:
         return f"Proposed {self.outcome} of #{self.request_id} ({self.state})"
+
+
+class DecisionCorrection(models.Model):
+    """One correction of a made decision, kept as history (never edited).
+
+    How corrections are kept: ``Decision`` stays one-to-one with its request and holds
+    the decision *in force*; a correction updates that row in place and writes one of
+    these with the decision before and after, the reason, who and when. A reopen (the
+    decision was made on the wrong request) deletes the ``Decision`` row, puts the
+    request back to pending and writes one of these with ``after`` empty. So the
+    database still refuses two decisions in force on one request, every face reads the
+    one in force as before, and the history of a request's decisions is its
+    corrections, numbered 1, 2, ... (``exceptions.services.exception_decision_correct``
+    and ``exception_decision_reopen``)."""
+
+    class Action(models.TextChoices):
+        CORRECTED = "corrected", "Corrected"
+        REOPENED = "reopened", "Reopened (back to pending)"
+
+    request = models.ForeignKey(ExceptionRequest, on_delete=models.CASCADE, related_name="decision_corrections")
+    number = models.PositiveSmallIntegerField()
+    action = models.CharField(max_length=16, choices=Action.choices)
+    before = models.JSONField(help_text="The decision as it was (outcome, grant, note, who decided, when)")
+    after = models.JSONField(null=True, blank=True, help_text="The decision as corrected; empty for a reopen")
+    reason = models.TextField(help_text="Why the decision was corrected (a clerical error: which one)")
+    corrected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    corrected_by_label = models.CharField(max_length=200)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["request", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["request", "number"], name="one_correction_number_per_request"),
+            models.CheckConstraint(condition=~Q(reason=""), name="correction_has_reason"),
+            models.CheckConstraint(
+                condition=Q(action="corrected", after__isnull=False) | Q(action="reopened", after__isnull=True),
+                name="correction_after_matches_action",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.request_id} correction {self.number}: {self.get_action_display()}"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
-from exceptions.models import ExceptionRequest
+from exceptions.models import UNRECORDED_GRANT, ExceptionRequest
 from releasecal import selectors as schedule
 from releasecal import tz
 from releasecal.errors import ValidationFailed
@@ -399,3 +399,16 @@ def exception_milestone_get(
             extra={"milestones": [m.pk for m in candidates]},
         )
     return candidates[0]
+
+
+def decision_text(values: dict | None, zone: str) -> str:
+    """One line for a decision as ``DecisionCorrection`` keeps it: "approved, granted until
+    <deadline>", "rejected", "none (pending again)"."""
+    if values is None:
+        return "none (the request is pending again)"
+    if values["outcome"] != "approved":
+        return values["outcome"]
+    if not values.get("granted_until"):
+        return f"approved, {UNRECORDED_GRANT}"
+    granted = dt.datetime.fromisoformat(values["granted_until"].replace("Z", "+00:00"))
+    return f"approved, granted until {tz.render_with_aoe(granted, values.get('granted_zone') or zone)}"

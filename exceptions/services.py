@@ -18,7 +18,14 @@ from django.db import IntegrityError, transaction
 
 from exceptions import signals
 from exceptions.fields import FIELD_LABELS, RequestFields
-from exceptions.models import Decision, ExceptionRequest, ExceptionRequestRevision, ProposedDecision, SignOff
+from exceptions.models import (
+    Decision,
+    DecisionCorrection,
+    ExceptionRequest,
+    ExceptionRequestRevision,
+    ProposedDecision,
+    SignOff,
+)
 from exceptions.reader import DecisionReading, ParsedRequest, ThreadReading
 from exceptions.selectors import exception_milestone_get
 from releasecal import tz
@@ -692,6 +699,213 @@ def decision_grant_retime(
     )
     signals.exception_grant_moved.send(sender=ExceptionRequest, request=decision.request, decision=decision)
     return decision
+
+
+def decision_values(decision: Decision) -> dict:
+    """A decision as ``DecisionCorrection`` keeps it and ``exception_decision_corrected``
+    carries it: instants in ISO 8601 UTC, the wall time as granted (naive, in its zone)."""
+    return {
+        "outcome": decision.outcome,
+        "granted_until": tz.isoformat_utc(decision.granted_until) if decision.granted_until else None,
+        "granted_zone": decision.granted_zone,
+        "granted_wall": decision.granted_wall.isoformat() if decision.granted_wall else None,
+        "note": decision.note,
+        "decided_by": decision.decided_by.get_username() if decision.decided_by_id else None,
+        "decided_at": tz.isoformat_utc(decision.decided_at),
+    }
+
+
+def _check_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed(
+            "A correction needs a reason: say what the clerical error was (the decision is final otherwise).",
+            extra={"reason": "required"},
+        )
+    if len(reason) > 5000:
+        raise ValidationFailed("The reason is too long (at most 5000 characters).", extra={"reason": "too long"})
+    return reason
+
+
+def _lock_decided(request: ExceptionRequest, doing: str) -> tuple[ExceptionRequest, Decision]:
+    request = _lock(request)
+    decision = (
+        Decision.objects.select_for_update(of=("self",)).select_related("decided_by").filter(request=request).first()
+    )
+    if decision is None or request.state not in (ExceptionRequest.State.APPROVED, ExceptionRequest.State.REJECTED):
+        raise Conflict(
+            f"Exception request #{request.pk} is {request.state} and has no decision; there is nothing to {doing}.",
+            extra={"state": request.state},
+        )
+    return request, decision
+
+
+def _correction_write(request, *, action: str, before: dict, after: dict | None, reason: str, actor, at):
+    number = (request.decision_corrections.order_by("-number").values_list("number", flat=True).first() or 0) + 1
+    return DecisionCorrection.objects.create(
+        request=request,
+        number=number,
+        action=action,
+        before=before,
+        after=after,
+        reason=reason,
+        corrected_by=_user_or_none(actor),
+        corrected_by_label=_actor_label(actor)[:200],
+        at=at,
+    )
+
+
+def _state_change(request: ExceptionRequest, state: str) -> None:
+    """Move a decided request to ``state``; a request going live again (a rejection
+    corrected to an approval, a reopen) may meet another live request for its KEP and
+    freeze filed since: the database's one-live-request rule refuses it, a Conflict."""
+    if request.state == state:
+        return
+    request.state = state
+    try:
+        with transaction.atomic():
+            request.save(update_fields=["state", "updated_at"])
+    except IntegrityError:
+        raise Conflict(
+            f"KEP-{request.enhancement.number} has another live exception request for {request.milestone.title}; "
+            f"request #{request.pk} cannot be {state} again. Withdraw or correct that one first.",
+            extra={"state": state},
+        ) from None
+
+
+@transaction.atomic
+def exception_decision_correct(
+    *,
+    request: ExceptionRequest,
+    actor,
+    reason: str,
+    outcome: str | None = None,
+    granted_until: dt.datetime | None = None,
+    granted_zone: str | None = None,
+    note: str | None = None,
+    at: dt.datetime | None = None,
+) -> DecisionCorrection:
+    """Correct a clerical error in a made decision (the wrong grant time, approved for
+    rejected, the note), with a required ``reason``; same authority as deciding
+    (``decide_refusal``). The ``Decision`` row is updated in place (who decided and when
+    stay) and a ``DecisionCorrection`` keeps before and after, the reason, who and when.
+
+    ``outcome``: the corrected outcome (default: unchanged). An approval's grant:
+    ``granted_until`` (default: the grant in force, or for a rejection corrected to an
+    approval the freeze plus the days asked), checked as an approval's is (after the
+    freeze, not after the hard stop); ``granted_zone`` (default: the grant's, else the
+    release's). ``note``: the corrected note (default: unchanged). A correction that
+    changes nothing is refused.
+
+    Writes one audit row (``exception.decision_corrected``) and sends
+    ``exception_decision_corrected`` in the transaction: the reminders follow the new
+    grant and the decision's recipients are told, the board is written, Slack's
+    messages updated."""
+    request, decision = _lock_decided(request, "correct")
+    _check_decider(request, actor)
+    reason = _check_reason(reason)
+    if outcome is not None and outcome not in Decision.Outcome.values:
+        raise ValidationFailed(
+            f"Unknown outcome {outcome!r}; use approved or rejected.", extra={"outcome": str(outcome)[:20]}
+        )
+    outcome = outcome or decision.outcome
+    before = decision_values(decision)
+    if outcome == Decision.Outcome.APPROVED:
+        zone = tz.normalize_zone_name(granted_zone or decision.granted_zone or request.release.zone)
+        if granted_until is not None:
+            granted_until = tz.check_plausible(granted_until, field="granted_until")
+        elif decision.outcome == Decision.Outcome.APPROVED:
+            granted_until = decision.granted_until  # None: an imported grant, deadline not recorded
+        else:
+            granted_until = default_granted_until(request)
+        if granted_until is not None:
+            _check_grant(request, granted_until)
+        decision.granted_zone = zone if granted_until is not None else ""
+        if granted_until != decision.granted_until or decision.granted_zone != before["granted_zone"]:
+            decision.granted_wall = (
+                wall_time_record(instant=granted_until, zone=zone) if granted_until is not None else None
+            )
+        decision.granted_until = granted_until
+        decision.freeze_at = request.milestone.deadline if granted_until is not None else None
+    elif granted_until is not None:
+        raise ValidationFailed("A rejection grants no deadline; leave granted_until empty.")
+    else:
+        decision.granted_until, decision.granted_zone, decision.granted_wall, decision.freeze_at = None, "", None, None
+    decision.outcome = outcome
+    if note is not None:
+        decision.note = note
+    after = decision_values(decision)
+    if after == before:
+        raise ValidationFailed(
+            "The correction changes nothing: give another outcome, grant or note.", extra={"decision": before}
+        )
+    decision.save()
+    _state_change(request, outcome)
+    if before["outcome"] != outcome:
+        _set_tracking_status(
+            request,
+            Tracking.Status.EXCEPTION_APPROVED if outcome == Decision.Outcome.APPROVED else Tracking.Status.REMOVED,
+        )
+    at = tz.check_plausible(at, field="at") if at else tz.utc_now()
+    correction = _correction_write(
+        request, action=DecisionCorrection.Action.CORRECTED, before=before, after=after, reason=reason,
+        actor=actor, at=at,
+    )  # fmt: skip
+    audit_record(
+        action="exception.decision_corrected",
+        obj=request,
+        actor=actor,
+        before=before,
+        after={**after, "reason": reason, "correction": correction.number},
+        at=at,
+    )
+    request.decision = decision
+    signals.exception_decision_corrected.send(
+        sender=ExceptionRequest, request=request, correction=correction, old=before, new=after, reason=reason
+    )
+    return correction
+
+
+@transaction.atomic
+def exception_decision_reopen(
+    *, request: ExceptionRequest, actor, reason: str, at: dt.datetime | None = None
+) -> DecisionCorrection:
+    """Undo a decision made on the wrong request: the request is pending again (to be
+    decided anew), with a required ``reason``; same authority as deciding. The
+    ``Decision`` row is deleted (the request has none in force) and a
+    ``DecisionCorrection`` (``reopened``) keeps it, with the reason, who and when; the
+    KEP's tracking status is "exception pending" again.
+
+    Writes one audit row (``exception.decision_reopened``) and sends
+    ``exception_decision_corrected`` with ``new=None`` in the transaction: the
+    extension's reminders are cancelled and the decision's recipients told, the board is
+    written, Slack's messages updated (with Approve/Reject again)."""
+    request, decision = _lock_decided(request, "reopen")
+    _check_decider(request, actor)
+    reason = _check_reason(reason)
+    before = decision_values(decision)
+    _state_change(request, ExceptionRequest.State.PENDING)
+    decision.delete()
+    _set_tracking_status(request, Tracking.Status.EXCEPTION_PENDING)
+    at = tz.check_plausible(at, field="at") if at else tz.utc_now()
+    correction = _correction_write(
+        request, action=DecisionCorrection.Action.REOPENED, before=before, after=None, reason=reason,
+        actor=actor, at=at,
+    )  # fmt: skip
+    audit_record(
+        action="exception.decision_reopened",
+        obj=request,
+        actor=actor,
+        before=before,
+        after={"state": "pending", "reason": reason, "correction": correction.number},
+        at=at,
+    )
+    # The instance's cached one-to-one is gone with the row.
+    request = _lock(request)
+    signals.exception_decision_corrected.send(
+        sender=ExceptionRequest, request=request, correction=correction, old=before, new=None, reason=reason
+    )
+    return correction
 
 
 @transaction.atomic

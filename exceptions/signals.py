@@ -105,3 +105,31 @@ Receivers:
 - ``slack_integration.receivers.exception_request_changed`` (uid
   ``slack_integration.exception_request_changed``): on commit, updates the channel messages.
 """
+
+exception_decision_corrected = Signal()
+"""A made decision was corrected (a clerical error: the wrong grant time, the wrong
+outcome, the note) or reopened (made on the wrong request: back to pending), by a
+release-team member with a reason. The decision in force is the ``Decision`` row; each
+correction is kept as an ``exceptions.models.DecisionCorrection``.
+
+Sent by ``exceptions.services.exception_decision_correct`` and
+``exception_decision_reopen``.
+kwargs: ``request``; ``correction`` (the ``DecisionCorrection`` row: ``number``,
+``action`` ``corrected`` or ``reopened``); ``old``: the decision before, a dict
+(``outcome``, ``granted_until`` ISO 8601 UTC or None, ``granted_zone``, ``note``,
+``decided_by``, ``decided_at``); ``new``: the decision after, the same dict, or None for a
+reopen; ``reason``: the text the release team gave. A listener that posted something
+about the old decision (an issue comment) follows it with the correction from these.
+
+Receivers:
+- ``reminders.receivers.exception_decision_corrected`` (uid
+  ``reminders.exception_decision_corrected``): the extension's reminders follow the
+  decision in force (due_at recomputed for a changed grant, cancelled for a rejection
+  or a reopen); everyone the decision's notification reached gets the correction.
+- ``slack_integration.receivers.exception_request_changed`` (uid
+  ``slack_integration.exception_request_changed``): on commit, updates the channel
+  messages.
+- ``github.receivers.exception_decision_corrected`` (uid
+  ``github.exception_decision_corrected``): a read-write board's write of the decision
+  in force (one ledger row per correction).
+"""

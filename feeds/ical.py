@@ -14,9 +14,11 @@ the same data gives a byte-identical feed:
 - SEQUENCE of a milestone event is ``Milestone.sequence`` (bumped by
   ``milestone_save`` whenever a shown field changes). SEQUENCE of an extension event is
   ``milestone.sequence + (revisions - 1) + (0 if pending else 1)``: every term only
-  grows (revisions are append-only, a decided/withdrawn request never returns to
-  pending, a milestone's sequence only goes up), and each change a client sees (the
-  freeze moved, days amended, approved, rejected, withdrawn) raises one of them.
+  grows (revisions are append-only, a milestone's sequence only goes up) or is
+  outweighed (``+ 2 * corrections``: a decision's corrections and reopens are
+  append-only, and a reopen, the one way back to pending, adds 2 where pending takes 1
+  away), and each change a client sees (the freeze moved, days amended, approved,
+  rejected, withdrawn, a decision corrected or reopened) raises one of them.
 """
 
 from __future__ import annotations
@@ -257,12 +259,15 @@ def milestone_event(
 # --------------------------------------------------------------------- extensions
 
 
-def extension_sequence(*, milestone_sequence: int, revisions: int, state: str) -> int:
-    """Monotonic: see the module docstring."""
-    return milestone_sequence + max(revisions - 1, 0) + (0 if state == "pending" else 1)
+def extension_sequence(*, milestone_sequence: int, revisions: int, state: str, corrections: int = 0) -> int:
+    """Monotonic: see the module docstring. ``corrections``: the decision's corrections
+    and reopens; each adds 2, so a reopen (decided back to pending, -1) still raises it."""
+    return milestone_sequence + max(revisions - 1, 0) + 2 * corrections + (0 if state == "pending" else 1)
 
 
-def extension_event(request, *, deadline: Deadline, revisions: int, host: str, site_url: str) -> CalendarEvent:
+def extension_event(
+    request, *, deadline: Deadline, revisions: int, host: str, site_url: str, corrections: int = 0
+) -> CalendarEvent:
     """The event of one exception request.
 
     ``deadline`` is the request's effective deadline (``exceptions.selectors``:
@@ -359,7 +364,9 @@ def extension_event(request, *, deadline: Deadline, revisions: int, host: str, s
         uid=uid("extension", request.pk, host),
         summary=summary,
         description="\n".join(lines),
-        sequence=extension_sequence(milestone_sequence=milestone.sequence, revisions=revisions, state=state),
+        sequence=extension_sequence(
+            milestone_sequence=milestone.sequence, revisions=revisions, state=state, corrections=corrections
+        ),
         last_modified=_utc(max(stamps)),
         status=status,
         start=tz.to_zone(instant, zone),

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from exceptions.models import ExceptionRequest, ExceptionRequestRevision
+from exceptions.models import DecisionCorrection, ExceptionRequest, ExceptionRequestRevision
 from exceptions.selectors import Deadline, request_deadlines
 from feeds import ical, options
 from feeds.models import FeedToken
@@ -363,11 +363,18 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
             .annotate(n=Coalesce(Count("pk"), 0))
             .values("n")
         )
+        correction_count = Subquery(
+            DecisionCorrection.objects.filter(request=OuterRef("pk"))
+            .order_by()
+            .values("request")
+            .annotate(n=Coalesce(Count("pk"), 0))
+            .values("n")
+        )
         requests = list(
             scope.requests.select_related(
                 "release", "enhancement", "milestone", "milestone__release", "milestone__kind", "decision"
             )
-            .annotate(revision_count=revision_count)
+            .annotate(revision_count=revision_count, correction_count=correction_count)
             .order_by("pk")
         )
         deadlines = _request_deadlines_guarded(requests)
@@ -389,6 +396,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
                 ical.extension_event,
                 request,
                 revisions=request.revision_count or 1,
+                corrections=request.correction_count or 0,
                 deadline=deadline,
                 host=host,
                 site_url=site_url,

@@ -23,6 +23,7 @@ class GitHubBoardConfig(AppConfig):
             (workflow.exception_request_submitted, receivers.exception_request_submitted),
             (workflow.exception_request_amended, receivers.exception_request_amended),
             (workflow.exception_request_decided, receivers.exception_request_decided),
+            (workflow.exception_decision_corrected, receivers.exception_decision_corrected),
         ):
             signal.connect(receiver, dispatch_uid=f"github.{receiver.__name__}")
 

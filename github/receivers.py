@@ -16,3 +16,8 @@ def exception_request_amended(sender, *, request, **kwargs) -> None:
 
 def exception_request_decided(sender, *, request, decision, **kwargs) -> None:
     board_write_record(request=request, event="decided")
+
+
+def exception_decision_corrected(sender, *, request, correction, **kwargs) -> None:
+    # The send writes the decision in force (a reopen: the request back to pending).
+    board_write_record(request=request, event=f"corrected:{correction.number}")

@@ -29,5 +29,6 @@ class RemindersConfig(AppConfig):
             (workflow.exception_request_decided, receivers.exception_request_decided),
             (workflow.exception_request_withdrawn, receivers.exception_request_withdrawn),
             (workflow.exception_grant_moved, receivers.exception_grant_moved),
+            (workflow.exception_decision_corrected, receivers.exception_decision_corrected),
         ):
             signal.connect(receiver, dispatch_uid=f"reminders.{receiver.__name__}")

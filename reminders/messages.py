@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from exceptions.models import UNRECORDED_GRANT
-from exceptions.selectors import effective_deadline
+from exceptions.selectors import decision_text, effective_deadline
 from releasecal import tz
 from reminders.offsets import parse_offset
 from slack_integration import mrkdwn
@@ -128,7 +128,18 @@ def _event_message(delivery, event: str, *, footer: str, late: str, now: dt.date
             footer=footer,
             late_note=late,
         )
-    decision = request.decision
+    if event.startswith("corrected:"):
+        return _correction_message(request, int(event.removeprefix("corrected:")), what=what, footer=footer, late=late)
+    decision = getattr(request, "decision", None)
+    if decision is None:  # reopened since this row was written (its send was cancelled then)
+        return Message(
+            headline=f"Exception request #{request.pk} for {what} is pending again",
+            deadline_sentence=freeze,
+            link=link,
+            link_label=f"Review request #{request.pk}",
+            footer=footer,
+            late_note=late,
+        )
     by = decision.decided_by.get_username() if decision.decided_by_id else "the release team"
     note = (f"Note: {decision.note}",) if decision.note else ()
     if decision.outcome == "approved":
@@ -154,6 +165,31 @@ def _event_message(delivery, event: str, *, footer: str, late: str, now: dt.date
         lines=note,
         link=kep.issue_url or link,
         link_label=f"KEP-{kep.number}",
+        footer=footer,
+        late_note=late,
+    )
+
+
+def _correction_message(request, number: int, *, what: str, footer: str, late: str) -> Message:
+    correction = request.decision_corrections.filter(number=number).select_related("request__release").first()
+    zone = request.release.zone
+    link = _site(f"/admin/exceptions/exceptionrequest/{request.pk}/change/")
+    if correction is None:  # the history row is gone with its request; nothing to tell
+        return Message(headline=f"Decision on exception request #{request.pk} for {what} was corrected", footer=footer)
+    verb = "reopened" if correction.action == "reopened" else "corrected"
+    lines = [
+        f"Was: {decision_text(correction.before, zone)}.",
+        f"Now: {decision_text(correction.after, zone)}.",
+        f"Reason: {correction.reason}",
+    ]
+    if correction.after is not None and correction.after.get("note") != correction.before.get("note"):
+        lines.append(f"Note: {correction.after.get('note') or '(none)'}")
+    return Message(
+        headline=f"The decision on exception request #{request.pk} for {what} was {verb} by "
+        f"{correction.corrected_by_label}",
+        lines=tuple(lines),
+        link=link,
+        link_label=f"Request #{request.pk}",
         footer=footer,
         late_note=late,
     )

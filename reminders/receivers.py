@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from reminders.services import (
     deliveries_cancel_for_request,
+    deliveries_create_for_correction,
     deliveries_create_for_event,
     deliveries_sync_for_kep_owners,
     deliveries_sync_for_milestone,
@@ -48,3 +49,10 @@ def exception_request_withdrawn(sender, *, request, **kwargs) -> None:
 def exception_grant_moved(sender, *, request, **kwargs) -> None:
     # The grant's instant moved (a tzdata change, manage.py tzdata_check --apply).
     deliveries_sync_for_request(request=request)
+
+
+def exception_decision_corrected(sender, *, request, correction, **kwargs) -> None:
+    # The extension's reminders follow the decision in force: due_at recomputed for a
+    # moved grant, cancelled for a rejection or a reopen (sync cancels what no rule wants).
+    deliveries_sync_for_request(request=request)
+    deliveries_create_for_correction(request=request, correction=correction)

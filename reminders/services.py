@@ -285,6 +285,9 @@ def deliveries_create_for_event(
     now = now or tz.utc_now()
     rules = _rules(EVENT_RULES[event], release_id=request.release_id, kind_id=request.milestone.kind_id)
     created = []
+    # A request reopened and decided again is told of its new decision: the rows of the
+    # decision it had before (``event:approved``) keep theirs.
+    offset = f"event:{event}{decision_generation_suffix(request)}" if event in DECIDED_EVENTS else f"event:{event}"
     requester_email = ""
     if event in ("approved", "rejected") and request.requester_id and request.requester.email:
         requester_email = request.requester.email
@@ -297,7 +300,7 @@ def deliveries_create_for_event(
                 with transaction.atomic():
                     row, was_created = Delivery.objects.get_or_create(
                         request=request,
-                        offset=f"event:{event}",
+                        offset=offset,
                         channel=rule.channel,
                         recipient=recipient,
                         defaults={
@@ -312,6 +315,59 @@ def deliveries_create_for_event(
             if was_created:
                 created.append(row.pk)
     if enqueue_on_commit and created:
+        transaction.on_commit(lambda: _enqueue_all(created), robust=True)
+    return created
+
+
+DECIDED_EVENTS = ("approved", "rejected")
+
+
+def decision_generation_suffix(request: ExceptionRequest, *, reopens: int | None = None) -> str:
+    """``""`` for a request's first decision, ``":<n>"`` for the one after its n-th reopen:
+    the offset suffix of that decision's notification rows."""
+    if reopens is None:
+        reopens = request.decision_corrections.filter(action="reopened").count()
+    return f":{reopens}" if reopens else ""
+
+
+def deliveries_create_for_correction(
+    *, request: ExceptionRequest, correction, now: dt.datetime | None = None
+) -> list[int]:
+    """The correction's notification (``event:corrected:<number>``) to everyone the
+    decision's own notification reached (its ``event:approved``/``event:rejected`` rows
+    already sent, or being sent), once each: same channel, same recipient. A decision
+    notification not sent yet needs no correction: it is written when sent, from the
+    decision in force; one of a reopened decision is cancelled (there is none in force)."""
+    now = now or tz.utc_now()
+    reopened = correction.action == "reopened"
+    reopens = request.decision_corrections.filter(action="reopened", number__lte=correction.number).count()
+    suffix = decision_generation_suffix(request, reopens=reopens - 1 if reopened else reopens)
+    decided = Delivery.objects.filter(request=request, offset__in=[f"event:{e}{suffix}" for e in DECIDED_EVENTS])
+    if reopened:
+        decided.filter(state__in=(State.PENDING, State.MISSED)).update(
+            state=State.CANCELLED, reason=f"Request #{request.pk}'s decision was reopened"[:300], updated_at=now
+        )
+    created = []
+    for row in decided.filter(state__in=(State.SENT, State.SENDING)).select_related("channel").order_by("pk"):
+        try:
+            with transaction.atomic():
+                new, was_created = Delivery.objects.get_or_create(
+                    request=request,
+                    offset=f"event:corrected:{correction.number}",
+                    channel=row.channel,
+                    recipient=row.recipient,
+                    defaults={
+                        "rule_id": row.rule_id,
+                        "milestone_id": request.milestone_id,
+                        "due_at": now,
+                        "deadline_zone": request.release.zone,
+                    },
+                )
+        except IntegrityError:
+            continue
+        if was_created:
+            created.append(new.pk)
+    if created:
         transaction.on_commit(lambda: _enqueue_all(created), robust=True)
     return created
 

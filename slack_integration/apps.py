@@ -16,5 +16,6 @@ class SlackIntegrationConfig(AppConfig):
             (workflow.exception_request_decided, receivers.exception_request_decided),
             (workflow.exception_request_withdrawn, receivers.exception_request_changed),
             (workflow.exception_grant_moved, receivers.exception_request_changed),
+            (workflow.exception_decision_corrected, receivers.exception_request_changed),
         ):
             signal.connect(receiver, dispatch_uid=f"slack_integration.{receiver.__name__}")

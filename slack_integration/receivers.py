@@ -20,7 +20,8 @@ def exception_request_submitted(sender, *, request, **kwargs) -> None:
 
 
 def exception_request_changed(sender, *, request, **kwargs) -> None:
-    """Amended, withdrawn, or its grant moved: the channel messages show the request as it now is."""
+    """Amended, withdrawn, its grant moved, its decision corrected or reopened: the channel
+    messages show the request as it now is."""
     _on_commit(tasks.slack_update_exception_messages, request.pk)
 
 

@@ -98,8 +98,9 @@ def test_a_list_row_is_the_detail_without_its_history(requests_in_every_shape, v
         assert list(row) == keys(REQUEST_KEYS, viewer)
         with_history = keys(REQUEST_KEYS, viewer)
         with_history.insert(with_history.index("effective_warning") + 1, "revisions")
+        with_history.insert(with_history.index("revisions") + 1, "corrections")  # the decision's history
         assert list(detail) == with_history
-        assert row == {key: value for key, value in detail.items() if key != "revisions"}
+        assert row == {key: value for key, value in detail.items() if key not in ("revisions", "corrections")}
         assert detail["current"] == detail["revisions"][0]
     if viewer is None:
         assert viewer_keys(rows) == []

@@ -194,3 +194,28 @@ def test_an_amendment_writes_its_new_days_once(writing, project, swap, pending_r
     assert send_all() == ["not claimed", "sent", "sent"]
     assert item.value("Additional Time") == 1.0
     assert [c.after for c in github.changes("field", via="graphql") if c.name == "Additional Time"] == [2.0, 1.0]
+
+
+def test_a_corrected_decision_rewrites_the_item_once(
+    writing, project, swap, pending_request, release_team_member, github, django_capture_on_commit_callbacks
+):
+    from exceptions.services import exception_decision_correct
+    from github import receivers
+
+    item = project.add_issue(swap)
+    exception_request_approve(request=pending_request, actor=release_team_member, at=DECIDED)
+    send_all()
+    assert item.value("Exception Status") == "Approved"
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        correction = exception_decision_correct(
+            request=pending_request, actor=release_team_member, reason="Approved the wrong KEP.", outcome="rejected"
+        )
+        # Heard twice (a replayed signal): still one row.
+        receivers.exception_decision_corrected(None, request=pending_request, correction=correction)
+    assert [c.__qualname__ for c in queued if c.__module__ == "github.writes"] == [
+        "board_write_record.<locals>.<lambda>"
+    ]
+    (write,) = BoardWrite.objects.filter(event="corrected:1")
+    assert board_write_send(write_id=write.pk) == "sent"
+    assert item.value("Exception Status") == "Rejected"
+    assert item.value("Status") == "Removed From Milestone"
