@@ -5,6 +5,7 @@ Actions only parse input and call services.
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 
@@ -40,8 +41,25 @@ class ChannelAdmin(admin.ModelAdmin):
         self.message_user(request, f"{queryset.count()} channel(s) cleared.")
 
 
+class ReminderRuleForm(forms.ModelForm):
+    class Meta:
+        model = ReminderRule
+        fields = ["name", "applies_to", "kinds", "release", "offsets", "channel", "combine", "active"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("applies_to") == ReminderRule.AppliesTo.MILESTONES and not cleaned.get("kinds"):
+            self.add_error(
+                "kinds",
+                "A milestone rule reminds of the kinds chosen here: with none it sends nothing. "
+                "Choose at least one kind (or untick Active to pause the rule).",
+            )
+        return cleaned
+
+
 @admin.register(ReminderRule)
 class ReminderRuleAdmin(admin.ModelAdmin):
+    form = ReminderRuleForm
     list_display = ["name", "applies_to", "offsets", "channel", "release", "combine", "active"]
     list_filter = ["applies_to", "active", "channel"]
     filter_horizontal = ["kinds"]

@@ -870,7 +870,9 @@ def reminder_rules_seed_defaults(*, now: dt.datetime | None = None) -> list[Remi
         rule, created = ReminderRule.objects.get_or_create(
             name=name, defaults={"applies_to": applies_to, "offsets": offsets, "channel": channel, "active": active}
         )
-        if created and kinds:
+        # A milestone rule with no kinds covers nothing: one seeded before the kinds
+        # existed (or emptied by mistake) gets the freezes again.
+        if kinds and (created or not rule.kinds.exists()):
             rule.kinds.set(kinds)
         rules.append(rule)
     deliveries_sync_all(now=now)

@@ -87,6 +87,21 @@ def test_the_admin_refuses_an_offset_it_cannot_read(admin_client, ledger):
     assert "is not an offset" in response.content.decode()
 
 
+def test_the_admin_refuses_a_milestone_rule_with_no_kinds(admin_client, ledger):
+    milestone, email = ledger
+    form = {"name": "Freeze", "applies_to": "milestones", "offsets": "1d", "channel": email.pk, "active": "on"}
+    response = admin_client.post("/admin/reminders/reminderrule/add/", form)
+    assert response.status_code == 200
+    assert (
+        "A milestone rule reminds of the kinds chosen here: with none it sends nothing. "
+        "Choose at least one kind (or untick Active to pause the rule)." in response.content.decode()
+    )
+    assert not ReminderRule.objects.filter(name="Freeze").exists()
+    response = admin_client.post("/admin/reminders/reminderrule/add/", {**form, "kinds": [milestone.kind_id]})
+    assert response.status_code == 302
+    assert list(ReminderRule.objects.get(name="Freeze").kinds.all()) == [milestone.kind]
+
+
 def test_a_failing_channel_shows_its_error_and_saving_it_clears_the_flag(admin_client, kinds):
     hook = channel("slack_webhook", "hook", url="http://127.0.0.1:9/x")
     services.channel_mark_failing(channel=hook, error="Slack: invalid_token")

@@ -412,6 +412,17 @@ def test_the_kubernetes_defaults_are_seeded_once_and_cover_every_freeze(kinds, s
     assert ReminderRule.objects.get(applies_to=Applies.EXTENSIONS).offsets == "1d"
 
 
+def test_seeding_again_gives_a_default_freeze_rule_left_with_no_kinds_its_freezes(kinds, settings):
+    settings.SLACK_BOT_TOKEN = ""
+    services.reminder_rules_seed_defaults()
+    freeze = ReminderRule.objects.get(name="Freeze reminders (email)")
+    freeze.kinds.clear()  # seeded before the kinds existed, or emptied by mistake: covers nothing
+    services.reminder_rules_seed_defaults()
+    assert freeze.kinds.count() == 6
+    # A rule of another kind keeps its kinds as they are (none: every kind).
+    assert not ReminderRule.objects.get(name="Extension ends tomorrow (KEP owners)").kinds.exists()
+
+
 def test_seeding_with_a_bot_token_turns_the_slack_rules_on(kinds, settings):
     settings.SLACK_BOT_TOKEN = ""
     services.reminder_rules_seed_defaults()
