@@ -46,10 +46,13 @@ from exceptions.services import (
     exception_request_signoff,
     exception_request_submit,
     exception_request_withdraw,
+    grant_warnings,
     proposed_decision_confirm,
     proposed_decision_dismiss,
+    request_warnings,
     request_window_closes,
     request_window_text,
+    sig_docs_day,
 )
 from releasecal import admin as schedule_admin
 from releasecal import tz
@@ -228,6 +231,13 @@ class ApproveForm(GrantForm):
         if request.days == 0:
             return "An admission (0 days asked): granted until the freeze itself. Pre-filled below."
         freeze_day = tz.render_date(tz.deadline_day(request.milestone.deadline, self.release_zone))
+        docs_day = sig_docs_day(request)
+        if docs_day is not None:
+            return (
+                f"The freeze day ({freeze_day}) plus {days_label(request.days)} for the technical review, then "
+                f"one business day for SIG Docs ({tz.render_date(docs_day)}), to the end of that day in "
+                f"{self.release_zone}. A grant that ends earlier is warned about. Pre-filled below."
+            )
         return (
             f"The freeze day ({freeze_day}) plus {days_label(request.days)}, to the end of that day in "
             f"{self.release_zone}. Pre-filled below."
@@ -345,7 +355,7 @@ def decision_summary(obj: ExceptionRequest) -> dict:
     ]
     if current is not None and (current.stage or current.sig):
         facts.append(("Stage / SIG", f"{current.get_stage_display() or '-'} / {current.sig or '-'}"))
-    warnings = list(obj.warnings)
+    warnings = request_warnings(obj)
     closes = request_window_closes(milestone)
     if obj.submitted_at > closes:
         warnings.append(
@@ -620,7 +630,7 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
                 }
                 for row in audit
             ],
-            "warnings": obj.warnings,
+            "warnings": request_warnings(obj),
             "effective_deadline": found.display(),
             "effective_is_extension": found.is_extension,
             "effective_warning": found.warning,
@@ -726,6 +736,8 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
             return exc
         shown = tz.render_deadline(decision.granted_until, decision.granted_zone)
         self.message_user(request, f"Approved {obj}: granted until {shown}.", messages.SUCCESS)
+        for warning in grant_warnings(obj, decision.granted_until):
+            self.message_user(request, warning, messages.WARNING)
         return None
 
     def approve_view(self, request, object_id):

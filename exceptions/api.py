@@ -233,7 +233,12 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
     from_archive = serializers.BooleanField(
         help_text="Ingested after its window or more than 24 hours after it was sent: no new-request mail, no nudges"
     )
-    warnings = serializers.ListField(child=serializers.CharField())
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        source="all_warnings",
+        help_text="The request's warnings (days, not weeks; filed after the window) and, once approved, its "
+        "grant's (a docs-freeze grant leaving SIG Docs no business day)",
+    )
     current = CurrentRevisionSerializer(source="*", allow_null=True)
     signoffs = SignOffOutputSerializer(many=True, source="signoff_rows")
     decision = DecisionOutputSerializer(allow_null=True)
@@ -263,6 +268,7 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
         instance.default_granted_until = (
             services.default_granted_until(instance) if instance.state == ExceptionRequest.State.PENDING else None
         )
+        instance.all_warnings = services.request_warnings(instance)
 
     def to_representation(self, instance: ExceptionRequest):
         self.prepare(instance)

@@ -25,6 +25,7 @@ from exceptions.models import (
     ExceptionRequestRevision,
     ProposedDecision,
     SignOff,
+    days_label,
 )
 from exceptions.reader import DecisionReading, ParsedRequest, ThreadReading
 from exceptions.selectors import exception_milestone_get
@@ -146,9 +147,35 @@ def check_request_window(milestone: Milestone, submitted_at: dt.datetime) -> Non
         )
 
 
+# Docs freeze: the days asked are for the technical review; the handbook (2025-2026)
+# asks the grant to leave SIG Docs one business day after them for its approval.
+SIG_DOCS_KINDS = frozenset({"docs-freeze"})
+
+
+def next_business_day(day: dt.date) -> dt.date:
+    """The first Monday-to-Friday after ``day`` (no holidays: the handbook names none)."""
+    day += dt.timedelta(days=1)
+    while day.weekday() >= 5:
+        day += dt.timedelta(days=1)
+    return day
+
+
+def sig_docs_day(request: ExceptionRequest, days: int | None = None) -> dt.date | None:
+    """For a docs-freeze request: SIG Docs' business day, the first Monday-to-Friday in
+    the release's zone after the freeze day plus the days asked (the technical review).
+    None for every other kind."""
+    days = request.days if days is None else days
+    if request.milestone.kind.slug not in SIG_DOCS_KINDS or not days:
+        return None
+    zone = request.release.zone
+    review_day = tz.deadline_day(request.milestone.deadline, zone) + dt.timedelta(days=days)
+    return next_business_day(review_day)
+
+
 def default_granted_until(request: ExceptionRequest, days: int | None = None) -> dt.datetime:
     """Freeze + requested days, at end of day in the release's zone (0 days, an
-    admission: the freeze itself).
+    admission: the freeze itself); a docs-freeze request, to the end of SIG Docs'
+    business day after those days (``sig_docs_day``).
 
     The freeze day is the day the freeze closes in the release's zone (a freeze at
     "end of day Thursday" counts as Thursday); "end of day D" is D+1 00:00 there
@@ -158,8 +185,40 @@ def default_granted_until(request: ExceptionRequest, days: int | None = None) ->
     if days == 0:
         return request.milestone.deadline  # an admission: no extra time
     zone = request.release.zone
+    docs_day = sig_docs_day(request, days)
+    if docs_day is not None:
+        return tz.end_of_day(docs_day, zone)
     freeze_day = tz.deadline_day(request.milestone.deadline, zone)
     return tz.end_of_day(freeze_day + dt.timedelta(days=days), zone)
+
+
+def grant_warnings(request: ExceptionRequest, granted_until: dt.datetime | None) -> list[str]:
+    """What a grant of ``request`` until ``granted_until`` breaks of the handbook without
+    being refused: a docs-freeze grant that leaves SIG Docs no business day after the
+    days asked. Shown where the grant is entered (the admin's approve form, the API's
+    answer) and on the request afterwards."""
+    docs_day = sig_docs_day(request)
+    if docs_day is None or granted_until is None:
+        return []
+    zone = request.release.zone
+    needed = tz.end_of_day(docs_day, zone)
+    if granted_until >= needed:
+        return []
+    return [
+        f"This grant ({tz.render_deadline_in_zone(granted_until, zone)}) leaves SIG Docs no business day after "
+        f"the {days_label(request.days)} asked for the technical review: the handbook asks for one (Monday to "
+        f"Friday in {zone}, no holidays), {tz.render_deadline(needed, zone)} or later."
+    ]
+
+
+def request_warnings(request: ExceptionRequest) -> list[str]:
+    """Every warning of a request: its own (``ExceptionRequest.warnings``) and, once
+    approved, its grant's (``grant_warnings``)."""
+    found = list(request.warnings)
+    decision = getattr(request, "decision", None) if request.state == ExceptionRequest.State.APPROVED else None
+    if decision is not None:
+        found += grant_warnings(request, decision.granted_until)
+    return found
 
 
 def _user_or_none(user):

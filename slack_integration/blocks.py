@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Callable
 
 from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
-from exceptions.services import default_granted_until
+from exceptions.services import default_granted_until, request_warnings
 from releasecal import tz
 from slack_integration.mrkdwn import context, escape, fallback, header, section
 
@@ -90,7 +90,7 @@ def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
     blocks = [header(request_title(request)), section("\n".join(lines))]
     if revision is not None and revision.reason:
         blocks.append(section(f"*Why it is critical:* {escape(revision.reason)}"))
-    for warning in request.warnings:
+    for warning in request_warnings(request):
         blocks.append(context(f":warning: {escape(warning)}"))
     if request.state == ExceptionRequest.State.PENDING:
         grant = default_granted_until(request)
