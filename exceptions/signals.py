@@ -76,6 +76,9 @@ Receivers:
   messages and DMs the requester (once per decision, ``SlackRequesterNotice``).
 - ``github.receivers.exception_request_decided`` (uid ``github.exception_request_decided``):
   a read-write board's write of the decision (Exception Status, Status, decision date).
+- ``notices.receivers.exception_request_decided`` (uid
+  ``notices.exception_request_decided``): an approval's announcement to the release's
+  lists (the dev list, the SIG's list), when the release announces approvals.
 """
 
 exception_request_withdrawn = Signal()
@@ -132,4 +135,7 @@ Receivers:
 - ``github.receivers.exception_decision_corrected`` (uid
   ``github.exception_decision_corrected``): a read-write board's write of the decision
   in force (one ledger row per correction).
+- ``notices.receivers.exception_decision_corrected`` (uid
+  ``notices.exception_decision_corrected``): the correction's announcement to the lists
+  an approval was announced to (or a rejection corrected to an approval).
 """

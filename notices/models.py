@@ -1,8 +1,9 @@
-"""Schedule change notices and their ledger.
+"""Schedule change notices, approval announcements, and their ledger.
 
 A :class:`ScheduleNotice` is one change people see (a milestone moved, cancelled or
-back on; a release's hard stop moved), written once as content when the change is
-saved. Each recipient (the release team's Slack channel, a KEP owner's Slack DM or
+back on; a release's hard stop moved; an exception approved, or an announced approval
+corrected, announced to the release's mailing lists), written once as content when the
+change is saved. Each recipient (the release team's Slack channel, a KEP owner's Slack DM or
 email) gets one :class:`NoticeDelivery` row, created in the same transaction as the
 change: the row is what is claimed, sent and retried, so a notice reaches each
 recipient once however often its task runs.
@@ -22,9 +23,12 @@ class ScheduleNotice(models.Model):
         CANCELLED = "cancelled", "Milestone cancelled"
         RESTORED = "restored", "Milestone back on"
         HARD_STOP = "hard_stop", "Hard stop moved"
+        APPROVAL = "approval", "Exception approved (announcement)"
+        CORRECTION = "correction", "Approval corrected (announcement)"
 
     # The change this notice tells of: "milestone:<id>:<sequence>" (a saved edit bumps
-    # the sequence) or "release:<id>:hard-stop:<updated_at>". Telling twice is impossible.
+    # the sequence), "release:<id>:hard-stop:<updated_at>", "exception:<id>:approved:<decision
+    # id>" or "exception:<id>:correction:<number>". Telling twice is impossible.
     key = models.CharField(max_length=120, unique=True)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="notices")

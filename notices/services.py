@@ -28,15 +28,15 @@ from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
-from exceptions.models import ExceptionRequest
-from exceptions.selectors import Deadline, effective_deadline, grant_conflicts, hard_stop_conflicts
+from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
+from exceptions.selectors import Deadline, decision_text, effective_deadline, grant_conflicts, hard_stop_conflicts
 from notices.models import NoticeDelivery, ScheduleNotice
 from outbox import ratelimit
 from outbox.errors import TransportError
 from outbox.ledger import Ledger
 from outbox.smtp import send_email
 from releasecal import tz
-from releasecal.models import EnhancementOwner, Milestone, Release, Tracking
+from releasecal.models import EnhancementOwner, Milestone, Release, SigContact, Tracking
 from releasecal.selectors import release_hard_stop
 from slack_integration import mrkdwn
 from slack_integration.client import bot_client
@@ -142,7 +142,7 @@ def _recipients(keps: set[int]) -> dict[str, list[int]]:
 
 def _notice_create(
     *, key: str, kind: str, release: Release, milestone: Milestone | None, title: str, lines: list[str],
-    conflicts: list[Deadline], keps: set[int],
+    conflicts: list[Deadline], keps: set[int], recipients: dict[str, list[int]] | None = None,
 ) -> ScheduleNotice | None:  # fmt: skip
     notice, created = ScheduleNotice.objects.get_or_create(
         key=key,
@@ -160,7 +160,7 @@ def _notice_create(
         return None  # this change was told already (a hook replayed)
     rows = [
         NoticeDelivery(notice=notice, recipient=recipient, keps=sorted(numbers))
-        for recipient, numbers in _recipients(keps).items()
+        for recipient, numbers in (_recipients(keps) if recipients is None else recipients).items()
     ]
     NoticeDelivery.objects.bulk_create(rows, ignore_conflicts=True)
     if rows:
@@ -212,6 +212,108 @@ def notice_for_hard_stop_change(*, release: Release, before: dt.datetime | None)
         key=f"release:{release.pk}:hard-stop:{release.updated_at.isoformat()}", kind=Kind.HARD_STOP,
         release=release, milestone=None, title=f"{release.slug}: hard stop moved", lines=lines,
         conflicts=conflicts, keps={deadline.keps[0] for deadline in conflicts},
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------ announcements
+#
+# The 2026 process: an approved exception is announced to the dev list and the owning
+# SIG's list. Off by default (``Release.announce_approvals``); one notice per approval
+# (key ``exception:<id>:approved:<decision id>``) and per correction of an announced
+# approval (``exception:<id>:correction:<n>``), one delivery row per list address: the
+# ledger sends each once, however often the hook or the task runs.
+
+
+def _announcement_recipients(request: ExceptionRequest) -> dict[str, list[int]]:
+    release = request.release
+    addresses = []
+    if release.announce_dev_list:
+        addresses.append(release.announce_dev_list)
+    if release.announce_sig_list and request.enhancement.owning_sig:
+        contact = SigContact.objects.filter(sig=request.enhancement.owning_sig.lower()).first()
+        if contact is not None and contact.mailing_list:
+            addresses.append(contact.mailing_list)
+    return {f"email:{address.strip().lower()}": [] for address in addresses}
+
+
+def _announces(request: ExceptionRequest) -> bool:
+    # A thread ingested from the archive is history, not news for the lists.
+    return request.release.announce_approvals and not request.from_archive
+
+
+def _kep_words(request: ExceptionRequest) -> str:
+    kep = request.enhancement
+    sig = f", SIG {kep.owning_sig}" if kep.owning_sig else ""
+    return f"KEP-{kep.number} ({kep.title}{sig})"
+
+
+def _grant_words(request: ExceptionRequest, granted_until: dt.datetime | None, zone: str) -> str:
+    if granted_until is None:
+        return UNRECORDED_GRANT
+    return tz.render_deadline(granted_until, zone or request.release.zone)
+
+
+def notice_for_approval(*, request: ExceptionRequest, decision) -> ScheduleNotice | None:
+    """The announcement of an approval to the release's lists, or None (announcements
+    off, not an approval, no list, from the archive, told already). Call inside the
+    deciding transaction (``notices.receivers.exception_request_decided``)."""
+    if decision.outcome != "approved" or not _announces(request):
+        return None
+    recipients = _announcement_recipients(request)
+    if not recipients:
+        return None
+    release, milestone = request.release, request.milestone
+    by = decision.decided_by.get_username() if decision.decided_by_id else "the release team"
+    lines = [
+        f"The {release.name} release team approved an exception for {_kep_words(request)}: "
+        f"{milestone.title}, {days_label(request.days)} asked.",
+        f"{milestone.title}: {tz.render_deadline(milestone.deadline, milestone.zone)}",
+        f"Granted until: {_grant_words(request, decision.granted_until, decision.granted_zone)}",
+        f"Approved by {by}.",
+    ]
+    if decision.note:
+        lines.append(f"Note: {decision.note}")
+    if request.enhancement.issue_url:
+        lines.append(f"KEP: {request.enhancement.issue_url}")
+    lines.append(f"Exceptions of {release.slug}: {settings.SITE_URL}/releases/{release.slug}/exceptions/")
+    return _notice_create(
+        key=f"exception:{request.pk}:approved:{decision.pk}", kind=Kind.APPROVAL, release=release,
+        milestone=milestone, title=f"{release.slug}: exception approved for KEP-{request.enhancement.number}",
+        lines=lines, conflicts=[], keps=set(), recipients=recipients,
+    )  # fmt: skip
+
+
+def notice_for_decision_correction(*, request: ExceptionRequest, correction) -> ScheduleNotice | None:
+    """The announcement that an announced approval was corrected or reopened, or that a
+    rejection was corrected to an approval; None otherwise (see ``notice_for_approval``)."""
+    if not _announces(request):
+        return None
+    announced = ScheduleNotice.objects.filter(
+        key__startswith=f"exception:{request.pk}:", kind__in=(Kind.APPROVAL, Kind.CORRECTION)
+    ).exists()
+    now_approved = correction.after is not None and correction.after["outcome"] == "approved"
+    if not (announced or now_approved):
+        return None
+    recipients = _announcement_recipients(request)
+    if not recipients:
+        return None
+    release, milestone = request.release, request.milestone
+    verb = "reopened (it is pending again)" if correction.action == "reopened" else "corrected"
+    lines = [
+        f"The {release.name} release team {verb} its decision on the exception for {_kep_words(request)}: "
+        f"{milestone.title}.",
+        f"{milestone.title}: {tz.render_deadline(milestone.deadline, milestone.zone)}",
+        f"Was: {decision_text(correction.before, release.zone)}",
+        f"Now: {decision_text(correction.after, release.zone)}",
+        f"Reason: {correction.reason}",
+        f"Corrected by {correction.corrected_by_label}.",
+        f"Exceptions of {release.slug}: {settings.SITE_URL}/releases/{release.slug}/exceptions/",
+    ]
+    return _notice_create(
+        key=f"exception:{request.pk}:correction:{correction.number}", kind=Kind.CORRECTION, release=release,
+        milestone=milestone,
+        title=f"{release.slug}: exception decision corrected for KEP-{request.enhancement.number}",
+        lines=lines, conflicts=[], keps=set(), recipients=recipients,
     )  # fmt: skip
 
 

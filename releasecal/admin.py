@@ -33,6 +33,7 @@ from releasecal.models import (
     Milestone,
     MilestoneKind,
     Release,
+    SigContact,
     SigLead,
     Tracking,
 )
@@ -248,6 +249,9 @@ class ReleaseForm(forms.ModelForm):
             "links",
             "exception_warn_days",
             "hard_stop",
+            "announce_approvals",
+            "announce_dev_list",
+            "announce_sig_list",
         ]
 
     def __init__(self, *args, **kwargs):
@@ -320,6 +324,14 @@ class ReleaseAdmin(admin.ModelAdmin):
             "Exception policy",
             {"fields": ["exception_warn_days", "hard_stop", "hard_stop_shown"]},
         ),
+        (
+            "Approval announcements (off by default)",
+            {
+                "fields": ["announce_approvals", "announce_dev_list", "announce_sig_list"],
+                "description": "Each approved exception is emailed once to the dev list and the owning SIG's "
+                "list (SIG contacts, from import_sigs); a correction of an announced approval too.",
+            },
+        ),
     ]
 
     def get_fieldsets(self, request, obj=None):
@@ -374,6 +386,15 @@ class SigLeadAdmin(admin.ModelAdmin):
     list_filter = ["role", "sig"]
     search_fields = ["sig", "github", "name", "email", "user__username"]
     autocomplete_fields = ["user"]
+
+
+@admin.register(SigContact)
+class SigContactAdmin(admin.ModelAdmin):
+    """Each SIG's mailing list (``manage.py import_sigs sigs.yaml``): approvals are
+    announced to ``mailing_list``; fill it in where the import could not derive it."""
+
+    list_display = ["sig", "name", "mailing_list", "mailing_list_url"]
+    search_fields = ["sig", "name", "mailing_list"]
 
 
 @admin.register(MilestoneKind)

@@ -120,6 +120,19 @@ class Release(models.Model):
         blank=True,
         help_text="No extension may end after this instant. Empty: the first rc milestone (rc.0 cut).",
     )
+    # Announcing approvals (the 2026 process: approved exceptions are announced to the dev
+    # list and the SIG's list). Off by default; notices.services writes the emails.
+    announce_approvals = models.BooleanField(
+        default=False,
+        help_text="Email each approved exception (and each correction of an announced one) to the lists below.",
+    )
+    announce_dev_list = models.EmailField(
+        blank=True, help_text="The project's dev list, e.g. dev@kubernetes.io. Empty: none."
+    )
+    announce_sig_list = models.BooleanField(
+        default=True,
+        help_text="Also to the mailing list of the KEP's owning SIG (stored by import_sigs from sigs.yaml).",
+    )
     # hard_stop as a wall clock in ``zone``, as it was set (WallTimeField): recorded by
     # release_save, never edited by hand.
     hard_stop_wall = WallTimeField(
@@ -682,6 +695,24 @@ class AuditLog(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("Audit log rows are immutable.")
+
+
+class SigContact(models.Model):
+    """A SIG's mailing list, as kubernetes/community's sigs.yaml gives it under
+    ``contact: mailing_list:`` (``manage.py import_sigs``), editable in the admin. The file
+    gives a web address; ``mailing_list`` is the list's email address, derived from it
+    only where the address follows from the URL exactly (``releasecal.importers.sigs``)."""
+
+    sig = models.SlugField(max_length=64, unique=True, help_text="The SIG's label, as on KEPs: node, release")
+    name = models.CharField(max_length=200, blank=True)
+    mailing_list_url = models.URLField(max_length=500, blank=True, help_text="As sigs.yaml gives it")
+    mailing_list = models.EmailField(blank=True, help_text="The list's address (approvals are announced to it)")
+
+    class Meta:
+        ordering = ["sig"]
+
+    def __str__(self) -> str:
+        return f"SIG {self.sig}: {self.mailing_list or self.mailing_list_url or 'no list'}"
 
 
 class SigLead(models.Model):

@@ -198,7 +198,7 @@ def test_import_sigs_reads_chairs_and_tech_leads_of_the_real_file(db):
     User.objects.create_user("Verolop")  # the GitHub handle as username: linked
     User.objects.create_user("someone", "deads@redhat.com")  # not in this excerpt: nothing linked
     out = _import()
-    assert out == "2 SIGs, 12 leads (1 linked to a user), 0 former leads removed\n"
+    assert out == "2 SIGs, 12 leads (1 linked to a user), 0 former leads removed, 2 mailing list addresses\n"
     assert sorted(SigLead.objects.filter(sig="node", role="chair").values_list("github", flat=True)) == [
         "SergeyKanzhelev",
         "haircommander",
@@ -213,7 +213,7 @@ def test_import_sigs_reads_chairs_and_tech_leads_of_the_real_file(db):
     hand = User.objects.create_user("mrunal-on-our-side")
     SigLead.objects.filter(github="mrunalp", role="chair").update(user=hand)
     SigLead.objects.create(sig="node", github="stepped-down", role=SigLead.Role.CHAIR)
-    assert _import() == "2 SIGs, 12 leads (2 linked to a user), 1 former leads removed\n"
+    assert _import() == "2 SIGs, 12 leads (2 linked to a user), 1 former leads removed, 2 mailing list addresses\n"
     assert SigLead.objects.get(github="mrunalp", role="chair").user == hand
 
 
