@@ -27,6 +27,7 @@ from githubkit.exception import (
     RequestError,
     RequestFailed,
     RequestTimeout,
+    SecondaryRateLimitExceeded,
 )
 from githubkit.retry import RetryChainDecision, RetryServerError
 
@@ -40,11 +41,19 @@ class GitHubUnavailable(Exception):
     ``permanent``: asking again cannot help (credentials, scopes, a board that does not
     exist); ``retry_after``: seconds until GitHub's quota comes back (a rate limit)."""
 
-    def __init__(self, message: str, *, permanent: bool = False, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        permanent: bool = False,
+        retry_after: float | None = None,
+        status: int | str | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.permanent = permanent
         self.retry_after = retry_after
+        self.status = status  # GitHub's HTTP status (or "GraphQL RATE_LIMITED"), when it said one
 
     def __str__(self) -> str:
         return self.message
@@ -153,8 +162,14 @@ def unavailable(exc: GitHubException, *, timeout: float, retries: int) -> GitHub
     if isinstance(exc, RateLimitExceeded):
         wait = exc.retry_after.total_seconds()
         back = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=wait)
+        # GitHub's own answer: a 403 or 429 over REST and for the secondary limit, a 200
+        # with a RATE_LIMITED error for GraphQL's primary limit.
+        status = exc.response.status_code if exc.response.status_code != 200 else "GraphQL RATE_LIMITED"
+        kind = "secondary rate limit" if isinstance(exc, SecondaryRateLimitExceeded) else "rate limit"
         return GitHubUnavailable(
-            f"GitHub's rate limit is spent: it comes back at {back:%H:%M:%S} UTC (in {wait:.0f} s)", retry_after=wait
+            f"GitHub's {kind} is spent ({status}): it comes back at {back:%H:%M:%S} UTC (in {wait:.0f} s)",
+            retry_after=wait,
+            status=status,
         )
     if isinstance(exc, GraphQLFailed):
         errors = exc.response.errors or []

@@ -107,6 +107,9 @@ def test_github_down_is_a_message_and_the_board_records_it(board, github):
 
 def test_a_spent_rate_limit_says_when_it_comes_back(board, github):
     github.limits.set_remaining("graphql", 0, reset_in=120)
-    with pytest.raises(BoardRefused, match=r"GitHub's rate limit is spent: it comes back at \d\d:\d\d:\d\d UTC"):
+    with pytest.raises(
+        BoardRefused,
+        match=r"GitHub's rate limit is spent \(GraphQL RATE_LIMITED\): it comes back at \d\d:\d\d:\d\d UTC",
+    ):
         board_sync(board=board, dry_run=True)
     assert len(github.graphql_requests()) == 1  # not waited out, not hammered
