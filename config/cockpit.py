@@ -14,7 +14,7 @@ from django.db.models import Count, Prefetch, Q
 
 from exceptions.models import ExceptionRequest, ProposedDecision, SignOff
 from exceptions.services import request_window_closes
-from github.selectors import board_rows
+from github.selectors import board_rows, open_conflicts
 from intake.models import IntakeProblem
 from releasecal import selectors as schedule
 from releasecal import tz
@@ -153,5 +153,7 @@ def cockpit(now: dt.datetime | None = None) -> dict:
         "problems": problems,
         "failing_channels": list(Channel.objects.filter(failing=True).order_by("name")),
         "github_boards": board_rows(),
+        "github_conflicts": open_conflicts(),
+        "conflict_actions": [("keep_releasecal", "Keep releasecal's"), ("take_board", "Take the board's")],
         "intake_problems": list(IntakeProblem.objects.filter(resolved_at__isnull=True).order_by("-created_at")[:SHOWN]),
     }

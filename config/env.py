@@ -325,6 +325,11 @@ VARIABLES: tuple[Setting, ...] = (
         S("GITHUB_APP_INSTALLATION_ID", "int", 0, "The App's installation on the board's organization.",
           min=0, max=10**12, example=""),
         S("GITHUB_TIMEOUT", "float", 10, "Seconds for each call to GitHub's API for the board.", min=1, max=120),
+        S("GITHUB_WEBHOOK_SECRET", "str", "",
+          "The secret of the webhook to POST /github/webhook (empty: every delivery is refused, 401).",
+          secret=True, example=""),
+        S("GITHUB_RECONCILE_SECONDS", "int", 300,
+          "Seconds between beat's reconciles of every board that is not off.", min=30, max=3600),
     ),
     *_group(
         "Celery",

@@ -10,6 +10,7 @@ urlpatterns = [
     path("calendar/", include("feeds.urls")),
     path("api/", include("api.urls")),
     path("slack/", include("slack_integration.urls")),
+    path("github/", include("github.urls")),
     # allauth (GitHub sign-in) under /accounts/; its own login and sign-up pages give way
     # to the one login page (people/), query string kept.
     path("accounts/login/", RedirectView.as_view(pattern_name="people:login", query_string=True)),

@@ -4,11 +4,13 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from github.models import Board, BoardItem, BoardWrite
+from github.conflicts import ConflictRefused, conflict_keep_releasecal, conflict_take_board
+from github.models import Board, BoardConflict, BoardItem, BoardWrite
 from github.report import report_lines
 from github.services import BoardRefused, board_sync
 from github.sync import SyncReport
 from github.writes import board_write_retry
+from releasecal.errors import DomainError
 
 
 @admin.register(Board)
@@ -94,3 +96,36 @@ class BoardWriteAdmin(admin.ModelAdmin):
     def retry(self, request, queryset):
         count = board_write_retry(write_ids=list(queryset.values_list("pk", flat=True)))
         self.message_user(request, f"{count} write{'s' if count != 1 else ''} queued again.")
+
+
+@admin.register(BoardConflict)
+class BoardConflictAdmin(admin.ModelAdmin):
+    """A field the board shows otherwise than releasecal's record: resolve it in one
+    click, "Keep releasecal's" (written to the board) or "Take the board's" (applied in
+    releasecal where that is meaningful; otherwise the message says why not)."""
+
+    list_display = ["item", "field", "board_value", "releasecal_value", "request", "seen_at", "resolution"]
+    list_filter = [("resolved_at", admin.EmptyFieldListFilter), "field", "board"]
+    list_select_related = ["board__release", "request__enhancement", "request__milestone"]
+    readonly_fields = [f.name for f in BoardConflict._meta.fields]
+    actions = ["keep_releasecal", "take_board"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def _resolve(self, request, queryset, resolve) -> None:
+        for conflict in queryset.order_by("pk"):
+            try:
+                said = resolve(conflict_id=conflict.pk, actor=request.user)
+            except (ConflictRefused, DomainError) as exc:
+                self.message_user(request, f"{conflict.field} of {conflict.item}: {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, said, messages.SUCCESS)
+
+    @admin.action(description="Keep releasecal's value (write it to the board)", permissions=["change"])
+    def keep_releasecal(self, request, queryset):
+        self._resolve(request, queryset, conflict_keep_releasecal)
+
+    @admin.action(description="Take the board's value (apply it in releasecal)", permissions=["change"])
+    def take_board(self, request, queryset):
+        self._resolve(request, queryset, conflict_take_board)

@@ -6,6 +6,7 @@ and (in read-write mode) written from here.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -135,3 +136,43 @@ class BoardWrite(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} of request #{self.request_id} on {self.board}"
+
+
+class BoardConflict(models.Model):
+    """A field releasecal owns whose value on the board contradicts releasecal's record
+    (a person changed Exception Status on the board): found by the reconcile, shown in
+    the cockpit and the admin until someone resolves it. While it is open, no write sets
+    that field (the person's value is never overwritten silently), and releasecal's
+    record is not changed from the board either."""
+
+    class Resolution(models.TextChoices):
+        KEPT_RELEASECAL = "kept_releasecal", "Kept releasecal's value (written to the board)"
+        TOOK_BOARD = "took_board", "Took the board's value (applied in releasecal)"
+        AGREED = "agreed", "The board and releasecal agree again"
+
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="conflicts")
+    request = models.ForeignKey("exceptions.ExceptionRequest", on_delete=models.CASCADE, related_name="+")
+    item_id = models.CharField(max_length=100, help_text="The ProjectV2Item's node id (PVTI_...)")
+    item = models.CharField(max_length=300, help_text='How a person finds it: "kubernetes/enhancements#1880"')
+    field = models.CharField(max_length=100, help_text="The handbook's name of the field")
+    board_value = models.CharField(max_length=1000, blank=True, help_text="What the board shows")
+    releasecal_value = models.CharField(max_length=1000, blank=True, help_text="What releasecal's record says")
+    seen_at = models.DateTimeField(help_text="When the reconcile first saw the board contradict releasecal")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.CharField(max_length=32, choices=Resolution.choices, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-seen_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["request", "field"],
+                condition=models.Q(resolved_at__isnull=True),
+                name="one_open_board_conflict_per_field",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.field} of {self.item}: board {self.board_value!r}, releasecal {self.releasecal_value!r}"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from github.models import Board, BoardWrite
+from github.models import Board, BoardConflict, BoardWrite
 
 
 @dataclass
@@ -34,3 +34,13 @@ def board_rows() -> list[BoardRow]:
             BoardRow(board=board, writes=writes, problems=len(report.get("problems", [])), failed_writes=board.failed)
         )
     return rows
+
+
+def open_conflicts(limit: int = 50) -> list[BoardConflict]:
+    """The conflicts to resolve, newest first (one query), for the cockpit."""
+    return list(
+        BoardConflict.objects.filter(resolved_at__isnull=True)
+        .exclude(board__release__status="released")
+        .select_related("board__release", "request__enhancement")
+        .order_by("-seen_at", "-id")[:limit]
+    )

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from github import writes
+from github import reconcile, writes
+from github.models import Board
+from github.services import BoardRefused
+from github.webhooks import PULL_TASK, board_pull_enqueue, pull_started
 
 
 @shared_task(name=writes.SEND_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True)
@@ -15,3 +18,23 @@ def board_write_send_task(write_id: int) -> str:
 @shared_task(name="github.board_sweep", ignore_result=True)
 def board_writes_sweep_task() -> int:
     return len(writes.board_writes_sweep())
+
+
+@shared_task(name=PULL_TASK, ignore_result=True)
+def board_pull_task(board_id: int) -> str:
+    """Reconcile one board (a webhook's pull, or beat's). The dedupe mark goes first, so
+    an event that arrives during the read queues the next pull."""
+    pull_started(int(board_id))
+    try:
+        return reconcile.board_reconcile(board_id=int(board_id)).summary()
+    except Board.DoesNotExist:
+        return f"no board {board_id}"
+    except BoardRefused as exc:  # off, no credentials, GitHub down: recorded on the board
+        return str(exc)
+
+
+@shared_task(name="github.board_reconcile", ignore_result=True)
+def board_reconcile_task() -> int:
+    """Beat's reconcile: a pull of every board that is read (not off, release not released)."""
+    ids = Board.objects.exclude(mode=Board.Mode.OFF).exclude(release__status="released").values_list("pk", flat=True)
+    return sum(board_pull_enqueue(board_id) for board_id in ids)

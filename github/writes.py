@@ -21,9 +21,10 @@ from django.conf import settings
 from django.db import transaction
 
 from github import client as github_client
+from github import mapping
 from github.board import board_read
 from github.client import BoardClient, GitHubUnavailable
-from github.models import Board, BoardItem, BoardWrite
+from github.models import Board, BoardConflict, BoardItem, BoardWrite
 from github.sync import ACTION_ADD_ISSUE, ACTION_DRAFT, board_plan, draft_title
 from outbox.errors import TransportError
 from outbox.ledger import Ledger
@@ -52,9 +53,26 @@ def _enqueue(write_id: int) -> None:
     current_app.tasks[SEND_TASK].delay(write_id)
 
 
+def enqueue_write(write_id: int) -> None:
+    """Queue the send of a write (on commit of the transaction that made it)."""
+    _enqueue(write_id)
+
+
+def open_conflict_fields(request_id: int) -> set[str]:
+    """The handbook names of a request's fields with an open ``BoardConflict``: no write
+    sets them until a person resolves the conflict (docs/github.md, ownership)."""
+    return set(
+        BoardConflict.objects.filter(request_id=request_id, resolved_at__isnull=True).values_list("field", flat=True)
+    )
+
+
 def _transport_error(exc: GitHubUnavailable) -> TransportError:
     return TransportError(
-        exc.message, permanent=exc.permanent, retry_after=exc.retry_after, rate_limited=exc.retry_after is not None
+        exc.message,
+        permanent=exc.permanent,
+        retry_after=exc.retry_after,
+        rate_limited=exc.retry_after is not None,
+        status=exc.status,
     )
 
 
@@ -101,6 +119,17 @@ def _write(github: BoardClient, write: BoardWrite) -> list[dict]:
         request = write.request
         added = github.graphql("add_draft", {"project": snapshot.project_id, "title": draft_title(request), "body": ""})
         item_id, kind = added["addProjectV2DraftIssue"]["projectItem"]["id"], BoardItem.Kind.DRAFT
+    # A field with an open conflict is left as the person set it; a reconcile's write
+    # fills only what the board leaves empty (it never replaces a value on the board).
+    held = open_conflict_fields(write.request_id)
+    names = mapping.Names(dict(board.field_names or {}))
+    held_names = {names.field(name).casefold() for name in held}
+    fill_only = write.event.startswith("reconcile:")
+    plan.changes = [
+        change
+        for change in plan.changes
+        if change.field.casefold() not in held_names and not (fill_only and change.before not in (None, ""))
+    ]
     if not plan.linked:
         BoardItem.objects.update_or_create(
             request_id=write.request_id,

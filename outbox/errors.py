@@ -23,6 +23,8 @@ class TransportError(Exception):
     ledger with channels marks the channel failing; implies ``permanent``).
     ``rate_limited``: the server refused for a rate limit (Slack's 429, GitHub's 429 or
     rate-limit 403): not a failed attempt (the 429 rule, ``outbox.ledger.Ledger.record_failure``).
+    ``status``: what the server answered (GitHub's secondary limit is a 403, its GraphQL
+    limit a 200 with RATE_LIMITED), shown in the row's error; None: 429.
     ``retry_after``: seconds the server said to wait (``Retry-After``, or GitHub's
     ``x-ratelimit-reset``), honoured by the row's next attempt and the target's turn.
     """
@@ -35,6 +37,7 @@ class TransportError(Exception):
         disable_channel: bool = False,
         retry_after: float | None = None,
         rate_limited: bool = False,
+        status: int | str | None = None,
     ):
         super().__init__(message)
         self.message = message
@@ -42,6 +45,7 @@ class TransportError(Exception):
         self.disable_channel = disable_channel
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+        self.status = status
 
     def __str__(self) -> str:
         return self.message

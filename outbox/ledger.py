@@ -234,7 +234,7 @@ class Ledger:
         self.held([row.pk for row in rows], now=now).update(
             state=PENDING,
             attempts=F("attempts") - 1,
-            last_error=f"Rate limited by {service} (429): not before {wait:g} s later"[:2000],
+            last_error=f"Rate limited by {service} ({exc.status or 429}): not before {wait:g} s later"[:2000],
             next_attempt_at=now + dt.timedelta(seconds=wait),
             updated_at=now,
             **self._unqueued(),

@@ -207,6 +207,7 @@ GITHUB_APP_ID = environment["GITHUB_APP_ID"]
 GITHUB_APP_PRIVATE_KEY = environment["GITHUB_APP_PRIVATE_KEY"]
 GITHUB_APP_INSTALLATION_ID = environment["GITHUB_APP_INSTALLATION_ID"]
 GITHUB_TIMEOUT = environment["GITHUB_TIMEOUT"]
+GITHUB_WEBHOOK_SECRET = environment["GITHUB_WEBHOOK_SECRET"]  # POST /github/webhook; empty: every delivery 401
 
 # Content-Security-Policy (django-csp) for pages, admin and API docs: scripts only from
 # our own origin (no inline scripts anywhere; a template that needs one adds
@@ -347,6 +348,12 @@ CELERY_BEAT_SCHEDULE = {
     "reminders-sweep": {"task": "reminders.sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
     "notices-sweep": {"task": "notices.sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
     "github-board-sweep": {"task": "github.board_sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
+    # The whole board read every few minutes: correct with no webhook (docs/github.md).
+    "github-board-reconcile": {
+        "task": "github.board_reconcile",
+        "schedule": environment["GITHUB_RECONCILE_SECONDS"],
+        "options": {"expires": max(1.0, environment["GITHUB_RECONCILE_SECONDS"] - 5)},
+    },
 }
 
 # The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,

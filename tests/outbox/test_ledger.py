@@ -143,7 +143,7 @@ def _github(github) -> Service:
         errors={
             SERVER_ERROR: "GitHub answered 503 (not retried)",
             PERMANENT_ERROR: "GitHub refused the query: FORBIDDEN: Resource not accessible by integration",
-            RATE_LIMITED: "Rate limited by GitHub (429): not before {seconds} s later",
+            RATE_LIMITED: "Rate limited by GitHub (403): not before {seconds} s later",  # the secondary limit
         },
     )
 

@@ -1,0 +1,179 @@
+"""Keeping a board in sync: the reconcile reads the whole board and compares each
+exception item with releasecal's record. Run by beat every ``GITHUB_RECONCILE_SECONDS``
+for every board that is not off (so the board stays correct when no webhook ever
+arrives: ``projects_v2_item`` events reach only an organization's hook), and on each
+webhook of a changed item (``github.webhooks``), deduplicated per board.
+
+Ownership (docs/github.md): the exception fields are releasecal's. For each request
+with no write of its own under way (a pending, sending or failed ``BoardWrite``: then
+the board is behind releasecal, and the ledger catches it up):
+
+- a field the board leaves empty, or an item not on the board yet: in read-write mode,
+  one write (``reconcile:<time>``) that fills only what is missing;
+- a field whose value on the board contradicts releasecal's (a person set Exception
+  Status to Rejected on the board): a ``BoardConflict``, shown in the cockpit and the
+  admin until someone resolves it; never overwritten either way meanwhile;
+- the KEP's Status differing: left alone. Status is shared with the tracking
+  lifecycle (after a grant the liaison moves it to "Tracked for …"), so a differing
+  Status is neither a conflict nor overwritten here (the request's own events write it).
+
+A conflict the board no longer shows (someone set the value back) is closed as
+"agreed". A second run over an unchanged board writes nothing and records nothing new.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+
+from github import mapping
+from github.client import BoardClient
+from github.models import Board, BoardConflict, BoardWrite
+from github.services import board_sync
+from github.sync import ACTION_UPDATE, SyncReport
+from github.writes import enqueue_write
+from releasecal import tz
+
+log = logging.getLogger(__name__)
+
+# The fields whose differing value on the board is a person's edit to resolve.
+CONFLICT_FIELDS = (
+    mapping.EXCEPTION_STATUS,
+    mapping.ADDITIONAL_TIME,
+    mapping.LINK,
+    mapping.PRS,
+    mapping.REQUEST_DATE,
+    mapping.DECISION_DATE,
+)
+# Fields a person owns: releasecal reads them and never writes them.
+HUMAN_FIELDS = ("Note", "Enhancements Contact", "Exception Request Notes")
+RECONCILE_EVENT = "reconcile:"
+
+
+@dataclass
+class ReconcileResult:
+    report: SyncReport
+    writes_queued: list[int] = field(default_factory=list)  # request ids
+    conflicts_opened: list[int] = field(default_factory=list)  # BoardConflict ids
+    conflicts_changed: list[int] = field(default_factory=list)
+    conflicts_closed: list[int] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.writes_queued or self.conflicts_opened or self.conflicts_changed or self.conflicts_closed)
+
+    def summary(self) -> str:
+        return (
+            f"{self.report.board}: {self.report.items_read} items in {self.report.requests} GraphQL requests; "
+            f"{len(self.writes_queued)} writes queued, {len(self.conflicts_opened)} conflicts opened, "
+            f"{len(self.conflicts_changed)} changed, {len(self.conflicts_closed)} closed"
+        )
+
+
+def shown(value) -> str:
+    """A board value as a person reads it (a whole number without ".0")."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def handbook_names(board: Board) -> dict[str, str]:
+    """The board's field names (case folded) -> the handbook's, for the owned fields."""
+    names = mapping.Names(dict(board.field_names or {}))
+    return {names.field(name).casefold(): name for name in mapping.OWNED_FIELDS}
+
+
+def board_reconcile(
+    *, board_id: int, client: BoardClient | None = None, now: dt.datetime | None = None
+) -> ReconcileResult:
+    """Read the board and bring releasecal and the board together (module docstring).
+    One reconcile of a board at a time (the board's row is locked for it). Raises
+    ``github.services.BoardRefused`` when the board is off or cannot be read."""
+    now = now or tz.utc_now()
+    with transaction.atomic():
+        board = Board.objects.select_for_update().select_related("release").get(pk=board_id)
+        report = board_sync(board=board, client=client)
+        result = ReconcileResult(report=report)
+        _apply(board, report, result, now=now)
+    if result.changed:
+        log.info("github reconcile %s", result.summary())
+    return result
+
+
+def _apply(board: Board, report: SyncReport, result: ReconcileResult, *, now: dt.datetime) -> None:
+    busy = set(
+        BoardWrite.objects.filter(board=board).exclude(state=BoardWrite.State.SENT).values_list("request_id", flat=True)
+    )
+    handbook = handbook_names(board)
+    found: set[tuple[int, str]] = set()
+    open_conflicts = {
+        (c.request_id, c.field): c for c in BoardConflict.objects.filter(board=board, resolved_at__isnull=True)
+    }
+    for plan in report.plans:
+        if plan.request_id in busy:
+            continue
+        missing = plan.action != ACTION_UPDATE
+        for change in plan.changes:
+            name = handbook.get(change.field.casefold(), change.field)
+            if change.before is None or shown(change.before) == "":
+                if (plan.request_id, name) not in open_conflicts:
+                    missing = True
+                continue
+            if name not in CONFLICT_FIELDS or not plan.item_id:
+                continue
+            found.add((plan.request_id, name))
+            _conflict(board, plan, name, change, open_conflicts, result, now=now)
+        if missing and board.mode == Board.Mode.READ_WRITE:
+            write = BoardWrite.objects.create(
+                board=board, request_id=plan.request_id, event=f"{RECONCILE_EVENT}{now.isoformat()}"
+            )
+            transaction.on_commit(lambda pk=write.pk: enqueue_write(pk), robust=True)
+            result.writes_queued.append(plan.request_id)
+    for (request_id, name), conflict in open_conflicts.items():
+        if (request_id, name) in found or request_id in busy:
+            continue
+        conflict.resolved_at, conflict.resolution = now, BoardConflict.Resolution.AGREED
+        conflict.save(update_fields=["resolved_at", "resolution"])
+        result.conflicts_closed.append(conflict.pk)
+
+
+def _conflict(board, plan, name, change, open_conflicts, result: ReconcileResult, *, now) -> None:
+    board_value, ours = shown(change.before)[:1000], shown(change.after)[:1000]
+    existing = open_conflicts.get((plan.request_id, name))
+    if existing is not None:
+        if (existing.board_value, existing.releasecal_value) != (board_value, ours):
+            existing.board_value, existing.releasecal_value = board_value, ours
+            existing.item_id, existing.item = plan.item_id, plan.item[:300]
+            existing.save(update_fields=["board_value", "releasecal_value", "item_id", "item"])
+            result.conflicts_changed.append(existing.pk)
+        return
+    try:
+        with transaction.atomic():
+            conflict = BoardConflict.objects.create(
+                board=board,
+                request_id=plan.request_id,
+                item_id=plan.item_id,
+                item=plan.item[:300],
+                field=name,
+                board_value=board_value,
+                releasecal_value=ours,
+                seen_at=now,
+            )
+    except IntegrityError:  # recorded meanwhile (one open conflict per field)
+        return
+    open_conflicts[(plan.request_id, name)] = conflict
+    log.warning(
+        "github board %s: %s of %s is %r on the board, %r in releasecal (request #%s): a conflict to resolve",
+        board,
+        name,
+        plan.item,
+        board_value,
+        ours,
+        plan.request_id,
+    )
+    result.conflicts_opened.append(conflict.pk)

@@ -1,0 +1,283 @@
+"""Staying in sync (issue 25, item 4): the signed webhook queues a pull of the board;
+beat's reconcile keeps the board right with no webhook; a person's edit of a field
+releasecal owns is a conflict, resolved in one click, never overwritten either way."""
+
+from __future__ import annotations
+
+import hmac
+
+import pytest
+from celery import current_app
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.test import Client
+
+from github.conflicts import ConflictRefused, conflict_keep_releasecal, conflict_take_board
+from github.models import Board, BoardConflict, BoardWrite
+from github.reconcile import board_reconcile
+from github.tasks import board_reconcile_task
+from github.webhooks import PULL_TASK, pull_key
+from github.writes import board_write_send
+from tests.support.fake_github.webhooks import Delivery
+
+SECRET = "board-webhook-secret"
+UNVERIFIED = "The GitHub webhook signature could not be verified.\n"
+
+
+@pytest.fixture
+def swap(enhancements):
+    return enhancements.issue(2400, "Node memory swap support", labels=["lead-opted-in"], milestone="v1.31")
+
+
+@pytest.fixture
+def pulls(monkeypatch):
+    """The pulls the webhook queues (board ids), instead of a broker."""
+    queued: list[int] = []
+    monkeypatch.setattr(current_app.tasks[PULL_TASK], "delay", queued.append)
+    return queued
+
+
+@pytest.fixture
+def hook_settings(settings):
+    settings.GITHUB_WEBHOOK_SECRET = SECRET
+    return settings
+
+
+def post(delivery: Delivery, secret: str | None, **headers):
+    signed = {**delivery.headers(secret), **headers}
+    extra = {f"HTTP_{k.upper().replace('-', '_')}": v for k, v in signed.items() if k != "Content-Type"}
+    return Client().post("/github/webhook", data=delivery.body, content_type="application/json", **extra)
+
+
+def on_board(board, project, swap, **values):
+    """The request's item on the board holding releasecal's record, as a write leaves it."""
+    item = project.add_issue(swap)
+    board.mode = Board.Mode.READ_WRITE
+    board.save()
+    board_reconcile(board_id=board.pk)
+    for write in BoardWrite.objects.filter(state="pending"):
+        assert board_write_send(write_id=write.pk) == "sent"
+    return item
+
+
+def test_anything_unverifiable_is_one_401_and_queues_nothing(board, project, swap, github, hook_settings, pulls):
+    delivery = github.payloads.projects_v2_item("edited", project.add_issue(swap), field_name="Exception Status")
+    answers = [
+        post(delivery, None),  # unsigned
+        post(delivery, "another-secret"),  # forged
+        post(delivery, SECRET, **{"X-Hub-Signature-256": "sha1=abc"}),  # malformed
+        post(delivery, SECRET, **{"X-Hub-Signature-256": "sha256=" + "0" * 64}),
+    ]
+    hook_settings.GITHUB_WEBHOOK_SECRET = ""  # no secret set here: nothing can be verified
+    answers.append(post(delivery, SECRET))
+    assert [(a.status_code, a.content.decode()) for a in answers] == [(401, UNVERIFIED)] * 5
+    assert pulls == []
+
+
+def test_a_verified_delivery_is_answered_by_what_it_is(board, project, swap, github, hook_settings, pulls):
+    item = project.add_issue(swap)
+    ping = Delivery("ping", "", {"zen": "Keep it logically awesome.", "hook_id": 1})
+    broken_body = b'{"action": "labeled", '
+    broken_signature = {"X-Hub-Signature-256": "sha256=" + hmac.new(SECRET.encode(), broken_body, "sha256").hexdigest()}
+    client = Client()
+    answers = {
+        "ping": post(ping, SECRET),
+        "unknown event": post(Delivery("star", "created", {"action": "created"}), SECRET),
+        "issues.opened": post(github.payloads.issues("opened", swap), SECRET),
+        "broken JSON": client.post(
+            "/github/webhook",
+            data=broken_body,
+            content_type="application/json",
+            HTTP_X_GITHUB_EVENT="issues",
+            **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in broken_signature.items()},
+        ),
+        "too big": client.post("/github/webhook", data=b"x" * (1024 * 1024 + 1), content_type="application/json"),
+        "GET": client.get("/github/webhook"),
+    }
+    assert {name: (a.status_code, a.content.decode()) for name, a in answers.items()} == {
+        "ping": (200, "pong\n"),
+        "unknown event": (202, "Ignored: releasecal does not act on star.created.\n"),
+        "issues.opened": (202, "Ignored: releasecal does not act on issues.opened.\n"),
+        "broken JSON": (400, "The request body is not JSON.\n"),
+        "too big": (413, "The request body is over 1048576 bytes.\n"),
+        "GET": (405, ""),
+    }
+    assert pulls == []
+    # An item of a project no board reads (another org's board) is ignored too.
+    board.project_node_id = "PVT_another"
+    board.save()
+    edited = github.payloads.projects_v2_item("edited", item, field_name="Exception Status")
+    answer = post(edited, SECRET)
+    assert (answer.status_code, pulls) == (202, [])
+    assert (
+        answer.content.decode()
+        == f"Ignored: item {item.node_id} of project {project.node_id} is on no board releasecal reads.\n"
+    )
+
+
+def test_an_item_edit_or_an_issue_event_queues_one_pull_of_its_board(
+    board, project, swap, github, hook_settings, pulls
+):
+    item = project.add_issue(swap)
+    board_reconcile(board_id=board.pk)  # the board learns its project's node id
+    cache.delete(pull_key(board.pk))
+    edited = github.payloads.projects_v2_item(
+        "edited", item, field_name="Exception Status", extra={"changes": {"field_value": {"from": None, "to": None}}}
+    )
+    first, second = post(edited, SECRET), post(github.payloads.issues("labeled", swap, label="lead-opted-in"), SECRET)
+    assert (first.status_code, first.content.decode()) == (202, "Accepted: the board will be read.\n")
+    assert second.status_code == 202
+    assert pulls == [board.pk]  # the second is covered by the pull not yet started
+    cache.delete(pull_key(board.pk))  # the pull started
+    post(github.payloads.issues("milestoned", swap), SECRET)
+    assert pulls == [board.pk, board.pk]
+
+
+def test_the_reconcile_fills_the_board_with_no_webhook_and_a_second_run_writes_nothing(
+    board, project, swap, pending_request, github, settings
+):
+    assert settings.CELERY_BEAT_SCHEDULE["github-board-reconcile"]["task"] == "github.board_reconcile"
+    item = project.add_issue(swap)
+    board.mode = Board.Mode.READ_WRITE
+    board.save()
+    github_settings = settings
+    github_settings.GITHUB_TOKEN = github.token(
+        "releasecal-bot", kind="fine-grained", permissions={"organization_projects": "write"}
+    )
+    first = board_reconcile(board_id=board.pk)
+    assert first.writes_queued == [pending_request.pk]
+    (write,) = BoardWrite.objects.all()
+    assert write.event.startswith("reconcile:")
+    assert board_write_send(write_id=write.pk) == "sent"
+    assert item.value("Exception Status") == "In Review"
+    mutations = len(github.mutations())
+
+    second = board_reconcile(board_id=board.pk)
+    assert (second.changed, BoardWrite.objects.count(), len(github.mutations())) == (False, 1, mutations)
+
+
+def test_a_person_changing_exception_status_is_a_conflict_never_overwritten(
+    board, project, swap, pending_request, github, settings, django_capture_on_commit_callbacks
+):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    item = on_board(board, project, swap)
+    github.human_edit(item, "Exception Status", "Rejected")
+    github.human_edit(item, "Note", "the lead's own words")
+
+    found = board_reconcile(board_id=board.pk)
+    (conflict,) = BoardConflict.objects.all()
+    assert found.conflicts_opened == [conflict.pk]
+    assert (conflict.item, conflict.field, conflict.board_value, conflict.releasecal_value) == (
+        "kubernetes/enhancements#2400",
+        "Exception Status",
+        "Rejected",
+        "In Review",
+    )
+    again = board_reconcile(board_id=board.pk)
+    assert (again.changed, BoardConflict.objects.count()) == (False, 1)
+    # An event's write meanwhile leaves the person's value as it is.
+    BoardWrite.objects.create(board=board, request=pending_request, event="amended:9")
+    assert board_write_send(write_id=BoardWrite.objects.get(event="amended:9").pk) == "sent"
+    assert (item.value("Exception Status"), item.value("Note")) == ("Rejected", "the lead's own words")
+
+    cockpit = Client()
+    cockpit.force_login(get_user_model().objects.create_superuser("lead", "lead@example.org", "pw"))
+    page = cockpit.get("/admin/").content.decode()
+    assert "Board and releasecal disagree (1)" in page
+    assert "Keep releasecal&#x27;s" in page
+
+    with django_capture_on_commit_callbacks(execute=False):
+        said = conflict_keep_releasecal(conflict_id=conflict.pk, actor=None)
+    assert said == 'Exception Status of kubernetes/enhancements#2400: releasecal\'s "In Review" is being written.'
+    write = BoardWrite.objects.get(event=f"conflict:{conflict.pk}")
+    assert board_write_send(write_id=write.pk) == "sent"
+    assert item.value("Exception Status") == "In Review"
+    assert board_reconcile(board_id=board.pk).changed is False
+
+
+def test_taking_the_boards_decision_decides_through_the_workflow(
+    board, project, swap, pending_request, github, settings, release_team_member
+):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    item = on_board(board, project, swap)
+    github.human_edit(item, "Additional Time", 5)
+    github.human_edit(item, "Exception Status", "Approved")
+    board_reconcile(board_id=board.pk)
+    days, status = BoardConflict.objects.order_by("field")
+    assert (days.field, days.board_value, days.releasecal_value) == ("Additional Time", "5", "2")
+
+    with pytest.raises(ConflictRefused) as refused:
+        conflict_take_board(conflict_id=days.pk, actor=release_team_member)
+    assert refused.value.message == (
+        "Additional Time is not taken from the board: the days are the request's own: amend the request "
+        "(its KEP page or the API) to ask for other days."
+    )
+    assert conflict_take_board(conflict_id=status.pk, actor=release_team_member) == (
+        f"Request #{pending_request.pk} is approved as the board says."
+    )
+    pending_request.refresh_from_db()
+    assert pending_request.state == "approved"
+    assert (
+        pending_request.decision.note
+        == 'Taken from the board: Exception Status "Approved" on kubernetes/enhancements#2400'
+    )
+    with pytest.raises(ConflictRefused, match="was resolved already"):
+        conflict_take_board(conflict_id=status.pk, actor=release_team_member)
+
+
+def test_a_read_only_board_is_never_written_to_resolve(board, project, swap, pending_request, github):
+    project.add_issue(swap, {"Exception Request Type": "Code and Test Freeze", "Exception Status": "Approved"})
+    assert board_reconcile(board_id=board.pk).writes_queued == []  # read-only
+    (conflict,) = BoardConflict.objects.all()
+    with pytest.raises(ConflictRefused) as refused:
+        conflict_keep_releasecal(conflict_id=conflict.pk, actor=None)
+    assert refused.value.message == (
+        "The board kubernetes/241 is Read-only: releasecal does not write it. Set it to read-write, or set "
+        'Exception Status to "In Review" on the board by hand (the next reconcile closes the conflict).'
+    )
+    # A person sets it back on the board: the conflict closes itself.
+    github.human_edit(project.item_for(swap), "Exception Status", "In Review")
+    assert board_reconcile(board_id=board.pk).conflicts_closed == [conflict.pk]
+    conflict.refresh_from_db()
+    assert conflict.resolution == "agreed"
+
+
+def test_bad_items_are_reported_and_the_reconcile_goes_on(board, project, swap, pending_request, github, enhancements):
+    project.field("Exception Status").rename_option("In Review", "Under review")
+    project.add_issue(swap)
+    project.add_issue(
+        enhancements.issue(9999, "A KEP releasecal does not know"), {"Exception Request Type": "Docs Freeze"}
+    )
+    project.add_draft("Second exception, KEP number forgotten", values={"Exception Request Type": "PRR Freeze"})
+    result = board_reconcile(board_id=board.pk)
+    assert result.report.problems == [
+        "kubernetes/enhancements#9999: KEP-9999 (Docs Freeze) has no exception request in releasecal",
+        'draft "Second exception, KEP number forgotten": no KEP number (a draft\'s title names it as KEP-1880)',
+        'the board\'s field "Exception Status" has no option "In Review" '
+        "(its options: Under review, Approved, Rejected)",
+    ]
+    assert BoardConflict.objects.count() == 0
+
+
+def test_beat_queues_a_pull_of_every_board_read(board, release, pulls):
+    cache.delete(pull_key(board.pk))
+    assert board_reconcile_task() == 1
+    assert pulls == [board.pk]
+    board.mode = Board.Mode.OFF
+    board.save()
+    cache.delete(pull_key(board.pk))
+    assert board_reconcile_task() == 0
+
+
+def test_githubs_secondary_limit_is_said_with_its_own_status(board, project, swap, pending_request, github, settings):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    project.add_issue(swap)
+    board.mode = Board.Mode.READ_WRITE
+    board.save()
+    board_reconcile(board_id=board.pk)
+    (write,) = BoardWrite.objects.all()
+    secondary = "You have exceeded a secondary rate limit and have been temporarily blocked from content creation."
+    github.faults.fail_next(1, status=403, match="graphql", body={"message": secondary}, headers={"retry-after": "30"})
+    assert board_write_send(write_id=write.pk) == "rate-limited"
+    write.refresh_from_db()
+    assert write.last_error == "Rate limited by GitHub (403): not before 30 s later"
