@@ -10,7 +10,13 @@ import pytest
 from graphql import parse, validate
 
 from exceptions.fields import RequestFields
-from exceptions.services import exception_request_amend, exception_request_approve, exception_request_submit
+from exceptions.services import (
+    exception_decision_correct,
+    exception_request_amend,
+    exception_request_approve,
+    exception_request_submit,
+)
+from github import receivers
 from github.models import Board, BoardItem, BoardWrite
 from github.selectors import board_rows
 from github.writes import board_write_retry, board_write_send, board_writes_sweep, field_updates_document
@@ -85,8 +91,8 @@ def test_a_filed_request_sets_the_handbooks_values_in_one_document(
     assert board_write_send(write_id=write.pk) == "not claimed"  # never twice
 
 
-def test_an_approval_sets_approved_and_exception_approved_once(
-    writing, project, swap, pending_request, release_team_member, github
+def test_an_approval_sets_approved_and_exception_approved_once_and_a_correction_rewrites_it(
+    writing, project, swap, pending_request, release_team_member, github, django_capture_on_commit_callbacks
 ):
     item = project.add_issue(swap)
     send_all()
@@ -99,6 +105,19 @@ def test_an_approval_sets_approved_and_exception_approved_once(
         "In Review",
         "Approved",
     ]
+    # The decision corrected (issue 24): one more write, heard twice still one row.
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        correction = exception_decision_correct(
+            request=pending_request, actor=release_team_member, reason="Approved the wrong KEP.", outcome="rejected"
+        )
+        receivers.exception_decision_corrected(None, request=pending_request, correction=correction)
+    assert [c.__qualname__ for c in queued if c.__module__ == "github.writes"] == [
+        "board_write_record.<locals>.<lambda>"
+    ]
+    (write,) = BoardWrite.objects.filter(event="corrected:1")
+    assert board_write_send(write_id=write.pk) == "sent"
+    assert item.value("Exception Status") == "Rejected"
+    assert item.value("Status") == "Removed From Milestone"
 
 
 def test_a_kep_not_on_the_board_is_added_and_a_second_exception_is_a_draft(
@@ -194,28 +213,3 @@ def test_an_amendment_writes_its_new_days_once(writing, project, swap, pending_r
     assert send_all() == ["not claimed", "sent", "sent"]
     assert item.value("Additional Time") == 1.0
     assert [c.after for c in github.changes("field", via="graphql") if c.name == "Additional Time"] == [2.0, 1.0]
-
-
-def test_a_corrected_decision_rewrites_the_item_once(
-    writing, project, swap, pending_request, release_team_member, github, django_capture_on_commit_callbacks
-):
-    from exceptions.services import exception_decision_correct
-    from github import receivers
-
-    item = project.add_issue(swap)
-    exception_request_approve(request=pending_request, actor=release_team_member, at=DECIDED)
-    send_all()
-    assert item.value("Exception Status") == "Approved"
-    with django_capture_on_commit_callbacks(execute=False) as queued:
-        correction = exception_decision_correct(
-            request=pending_request, actor=release_team_member, reason="Approved the wrong KEP.", outcome="rejected"
-        )
-        # Heard twice (a replayed signal): still one row.
-        receivers.exception_decision_corrected(None, request=pending_request, correction=correction)
-    assert [c.__qualname__ for c in queued if c.__module__ == "github.writes"] == [
-        "board_write_record.<locals>.<lambda>"
-    ]
-    (write,) = BoardWrite.objects.filter(event="corrected:1")
-    assert board_write_send(write_id=write.pk) == "sent"
-    assert item.value("Exception Status") == "Rejected"
-    assert item.value("Status") == "Removed From Milestone"

@@ -11,7 +11,7 @@ import pytest
 from django.core import mail
 from django.core.management import call_command
 
-from exceptions.services import exception_decision_correct, exception_request_approve
+from exceptions.services import exception_decision_correct, exception_decision_reopen, exception_request_approve
 from notices import receivers
 from notices.models import NoticeDelivery, ScheduleNotice
 from notices.services import notice_send
@@ -39,17 +39,17 @@ def announcing(release):
     return release
 
 
-def test_an_approval_is_announced_to_no_list_by_default(release, pending_request, release_team_member):
+def test_an_approval_is_emailed_once_to_the_dev_list_and_the_sigs_list_when_the_release_says_so(
+    release, pending_request, release_team_member, django_capture_on_commit_callbacks
+):
     SigContact.objects.create(sig="node", mailing_list="sig-node@kubernetes.io")
     release.announce_dev_list = "dev@kubernetes.io"
     release.save()
     exception_request_approve(request=pending_request, actor=release_team_member)
-    assert not ScheduleNotice.objects.exists()
-
-
-def test_an_approval_is_emailed_once_to_the_dev_list_and_the_sigs_list(
-    announcing, pending_request, release_team_member, django_capture_on_commit_callbacks
-):
+    assert not ScheduleNotice.objects.exists()  # off by default
+    exception_decision_reopen(request=pending_request, actor=release_team_member, reason="Announce it.")
+    release.announce_approvals = True
+    release.save()
     with django_capture_on_commit_callbacks(execute=False):
         decision = exception_request_approve(request=pending_request, actor=release_team_member)
         receivers.exception_request_decided(None, request=pending_request, decision=decision)  # heard twice
