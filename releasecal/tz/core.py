@@ -281,10 +281,18 @@ def localize(wall: dt.datetime, zone: str) -> dt.datetime:
 
     A wall time in a gap (it never happened) raises NonExistentTime; one in a fold (it
     happened twice) raises AmbiguousTime. Both messages name the two candidate offsets
-    so the person can add the one they mean.
+    so the person can add the one they mean. A zone this tzdata cannot load raises
+    InvalidZone: a wall time is input, and reading it in UTC would move it by the
+    zone's offset (what is shown of a stored row goes through ``shown_zone`` instead).
     """
     if wall.tzinfo is not None:
         raise ValueError("localize() takes a naive wall time")
+    if _loadable(zone) is None:
+        raise InvalidZone(
+            f"Unknown time zone {zone!r}: this tzdata cannot load it, so a wall time in it has no instant. "
+            "Use an IANA name such as 'Europe/Berlin' or 'AoE'.",
+            extra={"zone": zone},
+        )
     tz = get_zone(zone)
     first = wall.replace(tzinfo=tz, fold=0)
     second = wall.replace(tzinfo=tz, fold=1)
@@ -369,6 +377,7 @@ def wall_time_input(instant: dt.datetime, zone: str) -> str:
     It reads back to the same instant through ``parse_wall_time``: seconds are shown
     when present, and a time in a fold gets its explicit offset (``-07:00``).
     """
+    zone = shown_zone(zone)  # a stored zone this tzdata cannot load: its UTC reading
     local = to_zone(instant, zone)
     text = local.strftime("%Y-%m-%d %H:%M:%S" if local.second or local.microsecond else "%Y-%m-%d %H:%M")
     try:
@@ -389,7 +398,9 @@ def wall_readings(wall: dt.datetime, zone: str) -> tuple[dt.datetime, ...]:
     """Every UTC instant the naive ``wall`` in ``zone`` can mean under the running rules:
     one, two in a fold (first occurrence first), or in a gap the end of the gap
     (``localize_lenient``). A kept wall time has no fold bit: an instant stored for it is
-    still right when it is any of these."""
+    still right when it is any of these. A stored zone this tzdata cannot load is read as
+    UTC, as it is shown (``shown_zone``)."""
+    zone = shown_zone(zone)
     try:
         return (localize(wall, zone),)
     except AmbiguousTime:
@@ -468,7 +479,9 @@ def zone_rules_source() -> str:
 
 def localize_lenient(wall: dt.datetime, zone: str) -> dt.datetime:
     """A wall time in ``zone`` as a UTC instant, never refusing: a time in a gap maps
-    to the first instant after the gap, one in a fold to its first occurrence."""
+    to the first instant after the gap, one in a fold to its first occurrence; a stored
+    zone this tzdata cannot load is read as UTC, as it is shown (``shown_zone``)."""
+    zone = shown_zone(zone)
     try:
         return localize(wall, zone)
     except AmbiguousTime:

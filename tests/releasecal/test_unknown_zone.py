@@ -135,3 +135,40 @@ def test_a_release_with_an_unknown_zone_answers_200_on_every_face(client, su_cli
     assert su_client.get(reverse("admin:releasecal_release_change", args=[release.pk])).status_code == 200
     assert su_client.get(reverse("admin:releasecal_release_changelist")).status_code == 200
     relcal(client, "release 1.31")
+
+
+def test_a_wall_time_in_an_unknown_zone_is_refused_as_input_and_shown_in_utc(mars_freeze):
+    import datetime as dt
+
+    wall = dt.datetime(2030, 7, 24, 19, 0)
+    with pytest.raises(tz.InvalidZone, match="this tzdata cannot load it"):
+        tz.localize(wall, MARS)  # input: reading it in UTC would move it by the zone's offset
+    with pytest.raises(tz.InvalidZone):
+        tz.parse_wall_time("2030-07-24 19:00", MARS)
+    # What a stored row shows is its UTC reading, never a 500.
+    assert tz.wall_time_input(mars_freeze.at, MARS) == "2024-07-24 02:00"
+    assert tz.wall_readings(wall, MARS) == (wall.replace(tzinfo=dt.UTC),)
+    assert tz.localize_lenient(wall, MARS) == wall.replace(tzinfo=dt.UTC)
+
+
+def test_tzdata_check_leaves_a_deadline_in_an_unknown_zone_as_stored_and_names_it(release, kinds):
+    import datetime as dt
+
+    from django.core.management.base import CommandError
+
+    from releasecal.services import milestone_create
+
+    la = tz.parse_wall_time("2030-07-24 19:00", "America/Los_Angeles")
+    freeze = milestone_create(release=release, kind=kinds["docs-freeze"], title="Docs Freeze", at=la)
+    Milestone.objects.filter(pk=freeze.pk).update(zone=MARS)  # written past validation
+    for args in ((), ("--apply",)):
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.raises(CommandError) as raised:
+            call_command("tzdata_check", *args, stdout=out, stderr=err)
+        assert raised.value.returncode == 2
+        line = f"milestone {freeze.pk} [1.31] Docs Freeze, at: zone '{MARS}' is unknown to this tzdata; left as stored"
+        assert line + ", not checked" in err.getvalue()
+        assert "1 future instant(s) not checked: their zone is unknown to" in str(raised.value)
+        assert "moved" not in out.getvalue().replace("No future deadline moved", "")
+    freeze.refresh_from_db()
+    assert freeze.at == la == dt.datetime(2030, 7, 25, 2, 0, tzinfo=dt.UTC)  # not read as 19:00 UTC

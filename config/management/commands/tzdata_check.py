@@ -10,9 +10,15 @@ deadline from its wall time and zone, and the instant a future date-only milesto
 closes (the end of its day in its zone: ``Milestone.closes_at``/``passes_at``), and
 reports those that differ.
 
+A deadline whose stored zone this tzdata cannot load (a zone a newer tzdata had, or a
+row written before zones were checked) is not recomputed: its instant stays as stored
+(pages show it in UTC with a warning) and it is named, since reading its wall time in
+UTC would move it by the zone's offset.
+
 Exit status (for cron): 0 when no future instant moved (or every moved one was saved
 with --apply), 1 when some moved and --apply was not given (nothing was changed), 2 when
---apply could not save some of them (each is named). Past deadlines are never touched.
+--apply could not save some of them, or some could not be checked (each is named).
+Past deadlines are never touched.
 """
 
 from __future__ import annotations
@@ -58,10 +64,19 @@ class Moved:
         return f"{text} ({self.note})" if self.note else text
 
 
-def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
-    """(moved instants, future instants checked, future instants with no wall time)."""
+def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int, list[str]]:
+    """(moved instants, future instants checked, future instants with no wall time,
+    the future instants not checked because this tzdata cannot load their zone)."""
     moved: list[Moved] = []
     checked = unrecorded = 0
+    unknown: list[str] = []
+
+    def known(what: str, zone: str) -> bool:
+        if tz.is_known_zone(zone):
+            return True
+        unknown.append(f"{what}: zone {zone!r} is unknown to this tzdata; left as stored, not checked")
+        return False
+
     milestones = (
         Milestone.objects.filter(Q(at__gt=now) | Q(ends_at__gt=now)).select_related("release").order_by("at", "pk")
     )
@@ -71,18 +86,22 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
             if instant is None or instant <= now:
                 continue
             checked += 1
+            what = f"milestone {milestone.pk} {milestone}, {field}"
             if wall is None:
                 unrecorded += 1
                 continue
+            if not known(what, milestone.zone):
+                continue
             new, note = tz.instant_for_wall(wall, milestone.zone, instant)
             if new != instant:
-                what = f"milestone {milestone.pk} {milestone}, {field}"
                 moved.append(Moved(what, Milestone, milestone.pk, field, wall, milestone.zone, instant, new, note))
     # A date-only milestone closes at the end of its day in its zone: the stored instants
     # (closes_at, passes_at, the sort key of every list) follow the zone rules too.
     dated = Milestone.objects.filter(at__isnull=True, passes_at__gt=now).select_related("release")
     for milestone in dated.order_by("closes_at", "pk"):
         checked += 2 if milestone.ends_on else 1
+        if not known(f"milestone {milestone.pk} {milestone}, closes_at", milestone.zone):
+            continue
         for field, old, new, day in closing_moved(milestone, now):
             what = f"milestone {milestone.pk} {milestone}, {field} (end of {day.isoformat()})"
             midnight = dt.datetime.combine(day + dt.timedelta(days=1), dt.time())
@@ -97,13 +116,15 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
         if decision.granted_wall is None:
             unrecorded += 1
             continue
+        request = decision.request
+        what = (
+            f"grant of exception request {request.pk} (KEP-{request.enhancement.number}, "
+            f"[{request.release.slug}] {request.milestone.title}), granted_until"
+        )
+        if not known(what, decision.granted_zone):
+            continue
         new, note = tz.instant_for_wall(decision.granted_wall, decision.granted_zone, decision.granted_until)
         if new != decision.granted_until:
-            request = decision.request
-            what = (
-                f"grant of exception request {request.pk} (KEP-{request.enhancement.number}, "
-                f"[{request.release.slug}] {request.milestone.title}), granted_until"
-            )
             moved.append(
                 Moved(
                     what,
@@ -123,9 +144,11 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
         if release.hard_stop_wall is None:
             unrecorded += 1
             continue
+        what = f"release {release.slug}, hard_stop"
+        if not known(what, release.zone):
+            continue
         new, note = tz.instant_for_wall(release.hard_stop_wall, release.zone, release.hard_stop)
         if new != release.hard_stop:
-            what = f"release {release.slug}, hard_stop"
             moved.append(
                 Moved(
                     what,
@@ -139,7 +162,7 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int]:
                     note,
                 )
             )
-    return moved, checked, unrecorded
+    return moved, checked, unrecorded, unknown
 
 
 def closing_moved(milestone: Milestone, now: dt.datetime) -> list[tuple[str, dt.datetime, dt.datetime, dt.date]]:
@@ -162,6 +185,8 @@ def apply_milestone(pk: int, now: dt.datetime) -> list[str]:
     now (locked), and save them through milestone_save. Returns the fields moved."""
     milestone = Milestone.objects.select_for_update().get(pk=pk)
     fields = []
+    if not tz.is_known_zone(milestone.zone):  # changed since the scan: never read it as UTC
+        return fields
     for field in ("at", "ends_at"):
         instant, wall = getattr(milestone, field), getattr(milestone, f"{field}_wall")
         if instant is None or instant <= now or wall is None:
@@ -200,6 +225,8 @@ def apply_grant(pk: int, now: dt.datetime) -> bool:
     decision = Decision.objects.select_for_update().get(pk=pk)
     if decision.granted_until is None or decision.granted_until <= now or decision.granted_wall is None:
         return False
+    if not tz.is_known_zone(decision.granted_zone):
+        return False
     new, _ = tz.instant_for_wall(decision.granted_wall, decision.granted_zone, decision.granted_until)
     if new == decision.granted_until:
         return False
@@ -213,6 +240,8 @@ def apply_hard_stop(pk: int, now: dt.datetime) -> bool:
     moved stop concerns), with an audit row."""
     release = Release.objects.select_for_update().get(pk=pk)
     if release.hard_stop is None or release.hard_stop <= now or release.hard_stop_wall is None:
+        return False
+    if not tz.is_known_zone(release.zone):
         return False
     new, _ = tz.instant_for_wall(release.hard_stop_wall, release.zone, release.hard_stop)
     if new == release.hard_stop:
@@ -241,15 +270,23 @@ class Command(BaseCommand):
     def handle(self, *args, apply: bool = False, verbosity: int = 1, **options):
         now = tz.utc_now()
         source = tz.zone_rules_source()
-        moved, checked, unrecorded = find_moved(now)
+        moved, checked, unrecorded, unknown = find_moved(now)
         if unrecorded:
             self.stderr.write(
                 f"{unrecorded} future instant(s) have no wall time recorded and were not checked "
                 "(rows written around the services; saving them once through the admin records it)."
             )
+        for line in unknown:
+            self.stderr.write(line)
+        unchecked = (
+            f"{len(unknown)} future instant(s) not checked: their zone is unknown to {source} "
+            "(fix the zone in the admin, or run with a tzdata that has it)"
+        )
         if not moved:
             if verbosity >= 1:
                 self.stdout.write(f"No future deadline moved: {checked} future instant(s) checked against {source}.")
+            if unknown:
+                raise CommandError(unchecked + ".", returncode=2)
             return
         for item in moved:
             self.stdout.write(item.describe())
@@ -281,3 +318,5 @@ class Command(BaseCommand):
                 f"{count}; {saved} saved, {len(failures)} could not be saved (named above).", returncode=2
             )
         self.stdout.write(f"{count}; {saved} saved (wall times kept).")
+        if unknown:
+            raise CommandError(unchecked + ".", returncode=2)
