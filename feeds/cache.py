@@ -16,9 +16,10 @@ most, the conditional one, never reads the large one:
 - the *head* (``FeedHead``, a few dozen bytes): Last-Modified and, per content
   encoding, the strong ETag and length of the body. A conditional request reads only
   this and compares; a 304 costs one indexed query (the version) and one small read.
-- one *body* per encoding (``identity`` today; issue 29 adds ``gzip`` beside it): the
-  bytes as sent, after one line naming their own ETag and Last-Modified. The body says
-  which ETag it is, so a response never pairs bytes with another build's ETag, even if
+- one *body* per encoding (``identity`` and ``gzip``, both made when the feed is built,
+  so a version is compressed once, not per request; feeds/encoding.py): the bytes as
+  sent, after one line naming their own ETag and Last-Modified. The body says which
+  ETag it is, so a response never pairs bytes with another build's ETag, even if
   two builds of one version interleave their writes or the cache evicted one entry of
   the pair. An unconditional request reads only the body.
 
@@ -40,6 +41,7 @@ from django.core.cache import cache
 from django.db import connections, router
 
 from feeds import ical
+from feeds.encoding import IDENTITY
 from feeds.metrics import CACHE_LOOKUPS
 from feeds.models import FeedVersion
 from feeds.triggers import VERSION_TABLE, new_version
@@ -47,7 +49,6 @@ from feeds.triggers import VERSION_TABLE, new_version
 logger = logging.getLogger(__name__)
 
 TIMEOUT = 24 * 60 * 60  # a key's content never changes; expiry only frees memory
-IDENTITY = "identity"  # the content encoding of the body as built
 
 
 @dataclass(frozen=True)

@@ -48,10 +48,16 @@ def personal_feed(kep) -> str:
     return f"/calendar/u/{feed_token_create(user=owner).token}.ics"
 
 
-def test_a_304_and_a_head_never_read_the_body(redis_cache, release, kep, pending_request, personal_feed, monkeypatch):
+@pytest.mark.parametrize("accept_encoding", [None, "gzip"])
+def test_a_304_and_a_head_never_read_the_body(
+    redis_cache, release, kep, pending_request, personal_feed, monkeypatch, accept_encoding
+):
+    """For each encoding (issue 29's gzip has its own ETag, in the same small head)."""
     feeds = [*PUBLIC_FEEDS, personal_feed]
-    first = {path: get(path) for path in feeds}  # built and cached under the real Redis
+    encoding = {"accept_encoding": accept_encoding} if accept_encoding else {}
+    first = {path: get(path, **encoding) for path in feeds}  # built and cached under the real Redis
     assert all(response.status_code == 200 for response in first.values())
+    assert all(response.get("Content-Encoding") == accept_encoding for response in first.values())
     refusing = {
         "default": {
             "BACKEND": "tests.support.refusing_cache.BodyRefusingRedisCache",
@@ -65,20 +71,22 @@ def test_a_304_and_a_head_never_read_the_body(redis_cache, release, kep, pending
         for path, response in first.items():
             for headers in ({"if_none_match": response["ETag"]}, {"if_modified_since": response["Last-Modified"]}):
                 with CaptureQueriesContext(connection) as queries:
-                    answer = get(path, **headers)
+                    answer = get(path, **headers, **encoding)
                 assert answer.status_code == 304, (path, headers)
                 assert answer["ETag"] == response["ETag"]
                 assert answer["Last-Modified"] == response["Last-Modified"]
                 assert answer["Cache-Control"] == response["Cache-Control"]
+                assert answer["Vary"] == "Accept-Encoding"
                 tables = [q["sql"].split(" FROM ")[1].split()[0] for q in queries]
                 # The version; the personal feed looks its token up first.
                 assert tables[-1:] == ['"feeds_feedversion"']
                 assert len(tables) == (2 if path == personal_feed else 1)
-            head = Client().head(path)
+            head = Client().head(path, headers=encoding)
             assert head.status_code == 200
             assert head.content == b""
             assert head["Content-Length"] == str(len(response.content))
             assert head["ETag"] == response["ETag"]
+            assert head.get("Content-Encoding") == accept_encoding
     assert BodyRefusingRedisCache.refused == []
 
 

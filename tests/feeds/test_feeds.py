@@ -176,7 +176,7 @@ def test_with_redis_a_change_shows_in_the_very_next_response(
 
 def test_with_redis_a_warm_feed_is_served_from_the_cache(redis_cache, release, monkeypatch):
     first = get("/calendar/1.31.ics")
-    assert len(prefix_keys(redis_url(), redis_cache.key_prefix)) == 2  # its head and its body
+    assert len(prefix_keys(redis_url(), redis_cache.key_prefix)) == 3  # its head and its two bodies (identity, gzip)
 
     def must_not_render(scope):
         raise AssertionError("rendered although the data did not change")

@@ -304,7 +304,7 @@ def test_a_warm_feed_is_served_from_the_cache_without_building(redis_cache, rele
     from feeds import views
 
     first = get(RELEASE_FEED)
-    assert len(prefix_keys(redis_url(), redis_cache.key_prefix)) == 2  # its head and its body
+    assert len(prefix_keys(redis_url(), redis_cache.key_prefix)) == 3  # its head and its two bodies (identity, gzip)
 
     def must_not_build(scope):
         raise AssertionError("built although the data did not change")
