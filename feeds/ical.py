@@ -209,14 +209,9 @@ def milestone_event(
         if milestone.ends_on:
             when += " to " + tz.render_date(milestone.ends_on)
         lines.append(f"When: all day {when} ({milestone.zone})")
+        # When it closes (releasecal.models.milestone_closes_at, as the API's deadline):
+        # a conference or a window of dates on its last day, a freeze when it begins.
         deadline = _deadline(milestone)
-        if milestone.ends_on and not milestone.kind.is_freeze:
-            # A conference or a window of dates ends on its last day; a freeze closes
-            # when it begins (request windows and default grants count from that).
-            try:
-                deadline = tz.end_of_day(milestone.ends_on, milestone.zone)
-            except OverflowError:
-                deadline = None
         if deadline is not None:
             lines.append("Ends: " + tz.render_deadline(deadline, milestone.zone))
             aoe = _aoe_line(deadline, milestone.zone)

@@ -203,24 +203,47 @@ class MilestoneKind(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args, **kwargs):
+        super().save(*args, **kwargs)
+        # Whether the kind is a freeze decides when its multi-day date-only milestones
+        # close (milestone_closes_at): keep their stored closes_at right.
+        rows = list(self.milestones.filter(at__isnull=True, ends_on__isnull=False).select_related("kind"))
+        for milestone in rows:
+            milestone.kind = self
+            milestone.set_closing()
+        if rows:
+            Milestone.objects.bulk_update(rows, ["closes_at"])
+
 
 # What decides when a milestone closes and passes: a change of any of these recomputes
-# ``Milestone.closes_at`` and ``Milestone.passes_at``.
-TIMING_FIELDS = ("at", "on_date", "ends_at", "ends_on", "zone")
+# ``Milestone.closes_at`` and ``Milestone.passes_at`` (the kind says whether it is a
+# freeze, which decides when a multi-day one closes).
+TIMING_FIELDS = ("at", "on_date", "ends_at", "ends_on", "zone", "kind")
 
 # What the stored instants hold where a milestone closes after what ``datetime`` holds
 # (the end of 31 December 9999): it sorts last and never passes.
 LAST_INSTANT = dt.datetime.max.replace(tzinfo=dt.UTC)
 
 
-def milestone_closes_at(*, at: dt.datetime | None, on_date: dt.date | None, zone: str) -> dt.datetime:
-    """When a milestone closes, the one definition every face sorts and filters by: a
-    timed milestone at ``at``; a date-only one at the end of its day in its own zone
-    (end of 10 December 2026 AoE is 11 December 12:00 UTC). OverflowError for a day whose
-    end ``datetime`` cannot hold (31 December 9999), as ``tz.end_of_day``."""
+def milestone_closes_at(
+    *, at: dt.datetime | None, on_date: dt.date | None, ends_on: dt.date | None, is_freeze: bool, zone: str
+) -> dt.datetime:
+    """When a milestone closes, the one definition every face sorts and filters by (the
+    API's ``deadline``, the feeds' "Ends:", reminders): a timed milestone at ``at``; a
+    date-only one at the end of its day in its own zone (end of 10 December 2026 AoE is
+    11 December 12:00 UTC). A multi-day date-only one (``ends_on``) that is not a freeze
+    (a conference 1-4 April, a window of dates) closes at the end of its last day; a
+    freeze closes at the end of its first day, when the freeze begins: request windows
+    and default grants count from that. OverflowError for a day whose end ``datetime``
+    cannot hold (31 December 9999), as ``tz.end_of_day``."""
     if at is not None:
         return at
-    return tz.end_of_day(on_date, zone)
+    return tz.end_of_day(milestone_closing_day(on_date=on_date, ends_on=ends_on, is_freeze=is_freeze), zone)
+
+
+def milestone_closing_day(*, on_date: dt.date, ends_on: dt.date | None, is_freeze: bool) -> dt.date:
+    """The day at whose end a date-only milestone closes (see :func:`milestone_closes_at`)."""
+    return ends_on if ends_on is not None and not is_freeze else on_date
 
 
 def milestone_passes_at(
@@ -238,7 +261,7 @@ def milestone_passes_at(
         return ends_at
     if ends_on is not None:
         return tz.end_of_day(ends_on, zone)
-    return milestone_closes_at(at=at, on_date=on_date, zone=zone)
+    return milestone_closes_at(at=at, on_date=on_date, ends_on=None, is_freeze=False, zone=zone)
 
 
 class MilestoneQuerySet(models.QuerySet):
@@ -260,11 +283,13 @@ class MilestoneQuerySet(models.QuerySet):
         return super().bulk_update(objs, fields, *args, **kwargs)
 
     def update(self, **kwargs):
-        if not set(kwargs) & set(TIMING_FIELDS):
+        if not set(kwargs) & {*TIMING_FIELDS, "kind_id"}:
             return super().update(**kwargs)
         pks = list(self.values_list("pk", flat=True))
         count = super().update(**kwargs)
-        rows = list(Milestone.objects.filter(pk__in=pks).only("pk", *TIMING_FIELDS))
+        rows = list(
+            Milestone.objects.filter(pk__in=pks).select_related("kind").only("pk", *TIMING_FIELDS, "kind__is_freeze")
+        )
         for milestone in rows:
             milestone.set_closing()
         Milestone.objects.bulk_update(rows, ["closes_at", "passes_at"])
@@ -364,7 +389,7 @@ class Milestone(models.Model):
     def save(self, *args, **kwargs):
         self.set_closing()
         update_fields = kwargs.get("update_fields")
-        if update_fields is not None and set(update_fields) & set(TIMING_FIELDS):
+        if update_fields is not None and set(update_fields) & {*TIMING_FIELDS, "kind_id"}:
             closing = [f for f in ("closes_at", "passes_at") if f not in update_fields]
             kwargs["update_fields"] = [*update_fields, *closing]
         super().save(*args, **kwargs)
@@ -382,7 +407,28 @@ class Milestone(models.Model):
     def deadline(self) -> dt.datetime:
         """The instant that counts as the deadline: when it closes (:func:`milestone_closes_at`),
         from the fields as they are now (also before a save)."""
-        return milestone_closes_at(at=self.at, on_date=self.on_date, zone=self.zone)
+        return milestone_closes_at(**self._closing())
+
+    @property
+    def closing_day(self) -> dt.date | None:
+        """The day at whose end a date-only milestone closes; None for a timed one."""
+        if self.at is not None:
+            return None
+        closing = self._closing()
+        return milestone_closing_day(on_date=self.on_date, ends_on=self.ends_on, is_freeze=closing["is_freeze"])
+
+    def _closing(self) -> dict:
+        """The arguments of :func:`milestone_closes_at` for this row. The kind is read
+        only for a multi-day date-only milestone (the one case it decides), so a list
+        that did not load the kinds makes no query per row for the others."""
+        multi_day = self.at is None and self.ends_on is not None
+        return {
+            "at": self.at,
+            "on_date": self.on_date,
+            "ends_on": self.ends_on,
+            "is_freeze": multi_day and self.kind.is_freeze,
+            "zone": self.zone,
+        }
 
     @property
     def is_window(self) -> bool:
@@ -393,7 +439,7 @@ class Milestone(models.Model):
         if self.at is None and self.on_date is None:
             return  # refused by the check constraint (and clean) anyway
         try:
-            self.closes_at = milestone_closes_at(at=self.at, on_date=self.on_date, zone=self.zone)
+            self.closes_at = milestone_closes_at(**self._closing())
         except OverflowError:
             self.closes_at = LAST_INSTANT
         try:

@@ -54,7 +54,7 @@ def schedule(db, kinds, monkeypatch) -> Release:
 
 
 ALL_IN_ORDER = [
-    "Review week",  # closes end of 16 Nov AoE (17 Nov 12:00 UTC), a window until end of 20 Nov
+    "Review week",  # a window until (and closing at) the end of 20 Nov AoE (21 Nov 12:00 UTC)
     "Docs Freeze",  # 25 Nov 00:00 UTC, in effect until 5 Dec
     "Feature blog freeze",  # end of 30 Nov AoE = 1 Dec 12:00 UTC: passed at 19:12
     "Dropped meeting",  # 3 Dec 17:00 UTC, cancelled
@@ -76,10 +76,8 @@ def test_a_milestone_closes_at_its_instant_or_at_the_end_of_its_day_in_its_own_z
     assert closes["Release candidate"] == (dt.datetime(2026, 12, 12, 8, tzinfo=UTC),) * 2
     assert closes["Test Freeze"] == (dt.datetime(2026, 12, 10, 18, tzinfo=UTC),) * 2
     assert closes["Docs Freeze"] == (dt.datetime(2026, 11, 25, tzinfo=UTC), dt.datetime(2026, 12, 5, tzinfo=UTC))
-    assert closes["Review week"] == (
-        dt.datetime(2026, 11, 17, 12, tzinfo=UTC),
-        dt.datetime(2026, 11, 21, 12, tzinfo=UTC),
-    )
+    # Not a freeze: a multi-day one closes at the end of its last day (issue 29).
+    assert closes["Review week"] == (dt.datetime(2026, 11, 21, 12, tzinfo=UTC),) * 2
 
 
 def test_every_list_sorts_by_when_milestones_close(schedule):

@@ -514,13 +514,17 @@ def test_a_date_only_milestone_closes_at_the_end_of_its_day_under_the_new_rules(
     code, out, err = run()
     assert code == 1
     lines = [line for line in out.splitlines() if "Docs Freeze" in line or "Review week" in line]
+    # The review week is not a freeze: it closes at the end of its last day too (issue 29).
     assert lines == [
-        f"milestone {week.pk} [1.99] Review week, passes_at (end of 2028-07-20): set to 00:00 Friday 21 July 2028 "
-        "Test/Dropland; was 07:00 UTC Friday 21 July 2028, now end of Thursday 20 July 2028 PST "
-        "(08:00 UTC Friday 21 July 2028)",
         f"milestone {freeze.pk} [1.99] Docs Freeze, closes_at (end of 2028-07-13): set to 00:00 Friday 14 July 2028 "
         "Test/Dropland; was 07:00 UTC Friday 14 July 2028, now end of Thursday 13 July 2028 PST "
         "(08:00 UTC Friday 14 July 2028)",
+        f"milestone {week.pk} [1.99] Review week, closes_at (end of 2028-07-20): set to 00:00 Friday 21 July 2028 "
+        "Test/Dropland; was 07:00 UTC Friday 21 July 2028, now end of Thursday 20 July 2028 PST "
+        "(08:00 UTC Friday 21 July 2028)",
+        f"milestone {week.pk} [1.99] Review week, passes_at (end of 2028-07-20): set to 00:00 Friday 21 July 2028 "
+        "Test/Dropland; was 07:00 UTC Friday 21 July 2028, now end of Thursday 20 July 2028 PST "
+        "(08:00 UTC Friday 21 July 2028)",
     ]
     code, out, err = run("--apply")
     assert code == 0, err
@@ -528,7 +532,7 @@ def test_a_date_only_milestone_closes_at_the_end_of_its_day_under_the_new_rules(
     week.refresh_from_db()
     assert (freeze.closes_at, week.closes_at, week.passes_at) == (
         utc("2028-07-14 08:00"),
-        utc("2028-01-04 08:00"),  # winter: PST under both rules
+        utc("2028-07-21 08:00"),
         utc("2028-07-21 08:00"),
     )
     assert AuditLog.objects.filter(object_id=str(freeze.pk), action="milestone.update").count() == 1

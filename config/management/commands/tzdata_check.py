@@ -97,7 +97,7 @@ def find_moved(now: dt.datetime) -> tuple[list[Moved], int, int, list[str]]:
                 moved.append(Moved(what, Milestone, milestone.pk, field, wall, milestone.zone, instant, new, note))
     # A date-only milestone closes at the end of its day in its zone: the stored instants
     # (closes_at, passes_at, the sort key of every list) follow the zone rules too.
-    dated = Milestone.objects.filter(at__isnull=True, passes_at__gt=now).select_related("release")
+    dated = Milestone.objects.filter(at__isnull=True, passes_at__gt=now).select_related("release", "kind")
     for milestone in dated.order_by("closes_at", "pk"):
         checked += 2 if milestone.ends_on else 1
         if not known(f"milestone {milestone.pk} {milestone}, closes_at", milestone.zone):
@@ -170,7 +170,7 @@ def closing_moved(milestone: Milestone, now: dt.datetime) -> list[tuple[str, dt.
     elsewhere: (field, stored, recomputed, the day it ends). Leaves the row recomputed."""
     stored = {"closes_at": milestone.closes_at, "passes_at": milestone.passes_at}
     milestone.set_closing()
-    days = {"closes_at": milestone.on_date, "passes_at": milestone.ends_on}
+    days = {"closes_at": milestone.closing_day, "passes_at": milestone.ends_on}
     fields = ("closes_at", "passes_at") if milestone.ends_on else ("closes_at",)
     return [
         (field, stored[field], getattr(milestone, field), days[field])
