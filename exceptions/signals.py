@@ -29,8 +29,9 @@ Receivers:
   ``reminders.exception_request_submitted``): the "new exception request" notifications
   of the release's event rules.
 - ``slack_integration.receivers.exception_request_submitted`` (uid
-  ``slack_integration.exception_request_submitted``): on commit, posts the request with
-  Approve/Reject to the release team's channel.
+  ``slack_integration.exception_request_submitted``): the Slack ledger's row in this
+  transaction (``SlackWork``), sent on commit: posts the request with Approve/Reject to
+  the release team's channel.
 - ``github.receivers.exception_request_submitted`` (uid
   ``github.exception_request_submitted``): a read-write board's write of the request's
   fields (the ledger row in this transaction, sent on commit).
@@ -72,8 +73,9 @@ Receivers:
   schedules the extension's reminders (at the effective deadline); either way, the
   "request decided" notifications of the event rules.
 - ``slack_integration.receivers.exception_request_decided`` (uid
-  ``slack_integration.exception_request_decided``): on commit, updates the channel
-  messages and DMs the requester (once per decision, ``SlackRequesterNotice``).
+  ``slack_integration.exception_request_decided``): Slack ledger rows in this
+  transaction, sent on commit: updates the channel messages and DMs the requester (once
+  per decision, ``SlackRequesterNotice``).
 - ``github.receivers.exception_request_decided`` (uid ``github.exception_request_decided``):
   a read-write board's write of the decision (Exception Status, Status, decision date).
 - ``notices.receivers.exception_request_decided`` (uid

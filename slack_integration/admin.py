@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from slack_integration.models import SlackDecisionMessage, SlackIdentity
+from slack_integration.models import SlackDecisionMessage, SlackIdentity, SlackWork
 
 
 @admin.register(SlackIdentity)
@@ -16,3 +16,13 @@ class SlackDecisionMessageAdmin(admin.ModelAdmin):
     list_select_related = ["request__enhancement", "request__milestone"]
     raw_id_fields = ["request"]
     readonly_fields = ["posted_at", "updated_at"]
+
+
+@admin.register(SlackWork)
+class SlackWorkAdmin(admin.ModelAdmin):
+    """The Slack ledger: what each write still owes Slack, and why a row failed."""
+
+    list_display = ["request", "kind", "event", "state", "attempts", "next_attempt_at", "sent_at", "updated_at"]
+    list_filter = ["state", "kind"]
+    raw_id_fields = ["request"]
+    readonly_fields = [f.name for f in SlackWork._meta.fields]

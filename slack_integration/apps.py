@@ -8,7 +8,10 @@ class SlackIntegrationConfig(AppConfig):
     def ready(self) -> None:
         # Slack hears the exception workflow (receivers listed in exceptions/signals.py).
         from exceptions import signals as workflow
-        from slack_integration import receivers
+
+        # The tasks module is imported so every process (web too) has the ledger's send
+        # task registered under its name (slack_integration.outbox queues it by name).
+        from slack_integration import receivers, tasks  # noqa: F401
 
         for signal, receiver in (
             (workflow.exception_request_submitted, receivers.exception_request_submitted),

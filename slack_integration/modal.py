@@ -28,9 +28,11 @@ from outbox.errors import TransportError
 from releasecal import tz
 from releasecal.errors import Conflict, DomainError
 from releasecal.models import Enhancement, Milestone, Release, Tracking
-from slack_integration import linking, tasks
+from slack_integration import linking
 from slack_integration.client import bot_client
+from slack_integration.models import SlackWork
 from slack_integration.mrkdwn import context, escape, plain, section
+from slack_integration.outbox import slack_work_record
 from slack_integration.selectors import slack_identity_find
 from slack_integration.signature import slack_id
 
@@ -387,7 +389,7 @@ def submit_request_modal(payload: dict) -> dict | None:
                 requester=identity.user,
                 entered_by=identity.user,
             )
-            transaction.on_commit(lambda: tasks.slack_notify_requester.delay(request.pk, "submitted"), robust=True)
+            slack_work_record(request=request, kind=SlackWork.Kind.DM, event="submitted")
     except DomainError as exc:
         return errors_response({_error_block(exc): exc.message})
     return None

@@ -90,3 +90,54 @@ class SlackRequesterNotice(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.request_id} {self.event} -> {self.channel or 'not sent'}"
+
+
+class SlackWork(models.Model):
+    """The Slack ledger (the outbox's fourth, ``outbox.ledger``): one row per Slack side
+    effect of a write, written in the write's transaction and sent on commit, so a write
+    made while the broker is down loses nothing (the minute sweep queues it later).
+
+    ``kind``: ``post`` (the request to the release-team channel, with Approve/Reject),
+    ``update`` (``chat.update`` of its posted messages to show it as it now is) or ``dm``
+    (the requester's DM of ``event``: submitted, approved, rejected). ``key`` makes an
+    event heard twice one row: ``post``, ``dm:<event>``, ``update:<n>`` (a new update only
+    when none is pending: a pending one shows the request as it is when it is sent)."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SENDING = "sending", "Sending"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    class Kind(models.TextChoices):
+        POST = "post", "Channel post"
+        UPDATE = "update", "Update of the posted messages"
+        DM = "dm", "Requester's DM"
+
+    request = models.ForeignKey("exceptions.ExceptionRequest", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    event = models.CharField(max_length=16, blank=True, help_text="The DM's event (submitted, approved, rejected)")
+    key = models.CharField(max_length=64)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "Slack work"
+        constraints = [
+            models.UniqueConstraint(fields=["request", "key"], name="one_slack_work_per_key"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=["pending", "sending", "sent", "failed"]),
+                name="slack_work_state_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="slack_work_due")]
+
+    def __str__(self) -> str:
+        return f"{self.key} of request #{self.request_id} ({self.state})"

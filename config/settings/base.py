@@ -354,6 +354,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": environment["GITHUB_RECONCILE_SECONDS"],
         "options": {"expires": max(1.0, environment["GITHUB_RECONCILE_SECONDS"] - 5)},
     },
+    "slack-sweep": {"task": "slack.sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
 }
 
 # The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,

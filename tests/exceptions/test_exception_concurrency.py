@@ -1,6 +1,6 @@
 """Two simultaneous approvals of one request: exactly one decision, one clear conflict.
 
-The test is transactional, so the Slack tasks queued on commit are really published: to
+The test is transactional, so the Slack ledger's sends queued on commit are really published: to
 a queue of this test's own, where they are counted (one post on filing, one update for
 the one decision) and then deleted, never to a queue a worker of another test consumes."""
 
@@ -18,6 +18,7 @@ from exceptions.models import Decision, ExceptionRequest
 from exceptions.services import exception_request_approve
 from releasecal.errors import Conflict
 from releasecal.models import AuditLog
+from slack_integration.models import SlackWork
 from tests.support.pg import require_postgres
 from tests.support.reminder_workers import own_queue, purge_broker, queued_tasks
 
@@ -25,8 +26,10 @@ pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture(autouse=True)
-def celery_queue():
-    """Set up before the request is filed (autouse fixtures come first)."""
+def celery_queue(settings):
+    """Set up before the request is filed (autouse fixtures come first). Slack is
+    configured (never called: nothing consumes the queue), so its ledger has rows."""
+    settings.SLACK_BOT_TOKEN, settings.SLACK_RELEASE_TEAM_CHANNEL = "xoxb-test", "C0RELEASE"
     with own_queue("concurrency") as queue:
         yield queue
         if settings.CELERY_BROKER_URL.startswith("redis"):
@@ -79,10 +82,9 @@ def test_two_simultaneous_approvals_make_one_decision_and_one_conflict(celery_qu
     broker = settings.CELERY_BROKER_URL
     if broker.startswith("redis"):  # CI always; locally without Redis the broker is a folder
         published = queued_tasks(broker, celery_queue)
-        assert published == [
-            ("slack_integration.tasks.slack_post_exception_request", [pending_request.pk]),
-            ("slack_integration.tasks.slack_update_exception_messages", [pending_request.pk]),
-            ("slack_integration.tasks.slack_notify_requester", [pending_request.pk, "approved"]),  # the DM
-        ]
+        work = list(SlackWork.objects.filter(request=pending_request).order_by("pk").values_list("pk", "key"))
+        assert [key for _, key in work][0::2] == ["post", "dm:approved"]  # and one update between
+        assert work[1][1].startswith("update:")
+        assert published == [("slack.work_send", [pk]) for pk, _ in work]  # post, update, the DM
     else:
         assert os.environ.get("CI", "").lower() != "true", "CI runs this against Redis"

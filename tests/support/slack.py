@@ -29,13 +29,11 @@ def post_signed(client, path: str, fields: dict[str, str], **kwargs):
 
 
 @contextlib.contextmanager
-def redis_unreachable(settings) -> Iterator[str]:
-    """Redis down for the code under test: the Celery app's broker and Django's cache
-    point at a closed port on 127.0.0.1 (refused at once, as when Redis has stopped).
-    ``settings`` is pytest-django's fixture, which restores CACHES afterwards."""
+def broker_at(url: str) -> Iterator[str]:
+    """The Celery app of the code under test publishes to the broker at ``url`` (a
+    redis-server of the test's own); the pooled connections are dropped before and after."""
     from config.celery import app
 
-    url = f"redis://127.0.0.1:{free_port()}/0"
     saved = app.conf.broker_url
 
     def reconnect() -> None:
@@ -47,9 +45,19 @@ def redis_unreachable(settings) -> Iterator[str]:
 
     reconnect()
     app.conf.broker_url = url
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
     try:
         yield url
     finally:
         app.conf.broker_url = saved
         reconnect()
+
+
+@contextlib.contextmanager
+def redis_unreachable(settings) -> Iterator[str]:
+    """Redis down for the code under test: the Celery app's broker and Django's cache
+    point at a closed port on 127.0.0.1 (refused at once, as when Redis has stopped).
+    ``settings`` is pytest-django's fixture, which restores CACHES afterwards."""
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    with broker_at(url):
+        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
+        yield url
