@@ -317,14 +317,34 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 else:
-    # Longer than any task may run (time limits below): a message unacknowledged this
-    # long is redelivered. Nothing is scheduled with an ETA, so none outlives it.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": environment["CELERY_VISIBILITY_TIMEOUT"]}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Longer than any task may run (time limits below): a message unacknowledged this
+        # long is redelivered. Nothing is scheduled with an ETA, so none outlives it.
+        "visibility_timeout": environment["CELERY_VISIBILITY_TIMEOUT"],
+        # Where kombu's Redis transport reads its socket timeouts (redis-py waits forever
+        # by default): a frozen Redis (SIGSTOP, a half-open connection) accepts the TCP
+        # connection and never answers, so without these a publish on commit hung a web
+        # request for minutes. A publish now gives up after 0.5 s (a write that queues
+        # three sends on commit: 1.5 s). The worker's BRPOP is read when its reply is
+        # there, so this never cuts it short.
+        "socket_timeout": 0.5,
+        "socket_connect_timeout": 0.5,
+    }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The worker survives a broker loss: it reconnects for ever (None: no limit)
+# instead of giving up after the default 100 tries; tasks running when the
+# connection drops are left to finish (acks_late: an unacknowledged one is redelivered).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # Publishing happens on commit in web requests: with the broker down, give up within a
-# couple of seconds (the minute sweep queues whatever was not) instead of hanging.
+# couple of seconds (the minute sweep queues whatever was not, from its ledger) instead
+# of hanging. The connect timeout is for transports other than Redis (above for Redis).
+# No publish retry: each try costs a socket timeout on a frozen broker, and every send
+# is in a ledger that a sweep queues again (redis-py reconnects a pooled connection that
+# a restarted Redis closed when it takes it from the pool, without a retry).
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
-CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 0}
 # The queue web, beat and workers share; give each deployment (or test run) its own
 # when several share one Redis database.
 CELERY_TASK_DEFAULT_QUEUE = environment["CELERY_QUEUE"]

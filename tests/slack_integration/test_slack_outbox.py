@@ -5,14 +5,23 @@ wait as ledger rows, and a sweep once the broker is back sends each exactly once
 from __future__ import annotations
 
 import datetime as dt
+import os
+import signal
+import threading
+import time
 
 import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
+from exceptions.models import ExceptionRequest
 from exceptions.services import exception_request_approve
 from releasecal import tz
+from releasecal.services import enhancement_upsert, tracking_set
 from slack_integration import outbox
 from slack_integration.models import SlackIdentity, SlackWork
-from tests.support.slack import redis_unreachable
+from tests.support.reminder_workers import ThrowawayRedis
+from tests.support.slack import broker_at, redis_unreachable
 
 
 def _later(seconds: float = 3600):
@@ -24,6 +33,53 @@ def _sweep_and_send(now) -> list[str]:
     sent: list[str] = []
     outbox.slack_work_sweep(now=now, enqueue=lambda pk: sent.append(outbox.slack_work_send(work_id=pk, now=now)))
     return sent
+
+
+@pytest.mark.django_db
+def test_a_write_with_the_broker_frozen_answers_within_2_s_and_its_post_follows_once(
+    tmp_path, fake_slack, kep, enhancements_freeze, requester, monkeypatch, django_capture_on_commit_callbacks
+):
+    own = ThrowawayRedis(tmp_path).start()
+    resume = threading.Timer(10, lambda: os.kill(own.proc.pid, signal.SIGCONT))
+    try:
+        with broker_at(own.url):
+            outbox._enqueue(0)  # a warm pooled connection, as in a web process that has published before
+            now = enhancements_freeze.deadline + dt.timedelta(days=1)
+            monkeypatch.setattr(tz, "utc_now", lambda: now)
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=requester).key}")
+
+            def file(number: int) -> tuple[object, float]:
+                body = {"kep": number, "milestone": enhancements_freeze.pk, "days": 2, "stage": "beta"}
+                started = time.monotonic()
+                with django_capture_on_commit_callbacks(execute=True):
+                    response = client.post("/api/v1/exceptions/", body, format="json")
+                return response, time.monotonic() - started
+
+            baseline, usual = file(kep.number)  # the same write with the broker up, side by side
+            assert baseline.status_code == 201, baseline.content
+            other = enhancement_upsert(number=2401, title="Another KEP", owning_sig="node", participating_sigs=[])
+            tracking_set(release=enhancements_freeze.release, enhancement=other, stage="beta", status="tracked")
+            os.kill(own.proc.pid, signal.SIGSTOP)  # frozen: the TCP connection stays open, nothing answers
+            resume.start()  # (the code before the timeouts hung here for good: resumed after 10 s)
+            response, elapsed = file(other.number)
+            os.kill(own.proc.pid, signal.SIGCONT)
+    finally:
+        resume.cancel()
+        own.stop()
+    assert response.status_code == 201, response.content
+    waited = elapsed - usual
+    assert waited < 2.0, f"the write waited {waited:.1f} s more on the frozen broker ({elapsed:.1f} s, {usual:.1f} s)"
+    request = ExceptionRequest.objects.get(pk=response.json()["id"])
+    assert list(SlackWork.objects.filter(request=request).values_list("key", "state")) == [("post", "pending")]
+    SlackWork.objects.exclude(request=request).delete()  # the baseline's (published, left unsent)
+    assert fake_slack.methods() == []
+
+    monkeypatch.undo()
+    assert _sweep_and_send(_later()) == ["sent"]
+    assert _sweep_and_send(_later(7200)) == []  # exactly once
+    assert fake_slack.methods() == ["chat.postMessage"]
+    assert SlackWork.objects.get(request=request).state == "sent"
 
 
 @pytest.mark.django_db
