@@ -8,8 +8,9 @@ instant moves by the shift plus any change of offset. A wall time the new day sk
 own messages, never guessed: the copy is refused while any milestone lands in one, and
 the person picks another shift or moves that milestone afterwards. Date-only
 milestones move by the shift. Titles naming the old release ("v1.37.0 released") name
-the new one. The team (leads and team) and the exception policy (window, warning days,
-hard stop) are copied when asked; a new cycle otherwise starts with an empty team.
+the new one. The team (leads and team) and the exception policy (windows, warning days,
+hard stop, the announcement of approvals and its lists) are copied when asked; a new
+cycle otherwise starts with an empty team and the defaults.
 """
 
 from __future__ import annotations
@@ -142,6 +143,9 @@ def cycle_create(*, plan: CyclePlan, actor=None) -> Release:
         release.request_window_hours = dict(source.request_window_hours or {})
         release.exception_warn_days = source.exception_warn_days
         release.hard_stop = plan.hard_stop
+        release.announce_approvals = source.announce_approvals
+        release.announce_dev_list = source.announce_dev_list
+        release.announce_sig_list = source.announce_sig_list
     release_save(release=release)
     if plan.copy_team:
         release.leads.set(source.leads.all())

@@ -30,6 +30,7 @@ def la_release(kinds, release_team_member) -> Release:
     release = Release.objects.create(
         slug="1.30", name="Kubernetes v1.30", zone=LA, start_date=dt.date(2024, 1, 8), ga_date=dt.date(2024, 4, 17),
         request_window_hours={"code-freeze": 48}, exception_warn_days=5,
+        announce_approvals=True, announce_dev_list="dev@kubernetes.io", announce_sig_list=False,
     )  # fmt: skip
     release.leads.add(release_team_member)
     milestone_create(
@@ -63,6 +64,7 @@ def test_each_deadline_keeps_its_wall_time_across_the_change_of_clocks(la_releas
         "Kubernetes v1.40", LA, dt.date(2024, 1, 15), dt.date(2024, 4, 24),
     )  # fmt: skip
     assert (new.request_window_hours, new.exception_warn_days) == ({"code-freeze": 48}, 5)
+    assert (new.announce_approvals, new.announce_dev_list, new.announce_sig_list) == (True, "dev@kubernetes.io", False)
     assert list(new.leads.all()) == [release_team_member]
     assert set(new.team.all()) == set(la_release.team.all())
     assert new.status == Release.Status.PLANNING
@@ -101,6 +103,7 @@ def test_team_and_policy_are_copied_only_when_asked(la_release):
     )
     assert (new.leads.count(), new.team.count()) == (0, 0)
     assert (new.request_window_hours, new.exception_warn_days, new.hard_stop) == ({}, 7, None)
+    assert (new.announce_approvals, new.announce_dev_list, new.announce_sig_list) == (False, "", True)  # defaults
 
     kept = cycle_create(plan=cycle_plan(source=la_release, slug="1.41", name="", weeks=1))
     assert tz.render_deadline(kept.hard_stop, LA) == "17:00 PDT Friday 5 April 2024 (00:00 UTC Saturday 6 April 2024)"
