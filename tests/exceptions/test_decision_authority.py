@@ -232,3 +232,17 @@ def test_import_sigs_refuses_a_file_that_is_not_sigs_yaml(tmp_path, db):
     path.write_text("releases: []\n")
     with pytest.raises(CommandError, match=r"^Not a sigs\.yaml: no top-level 'sigs:' list\.$"):
         call_command("import_sigs", str(path))
+
+
+def test_import_sigs_refuses_a_yaml_alias_bomb_in_one_line(tmp_path, db):
+    from django.core.management import CommandError
+
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    path = tmp_path / "sigs.yaml"
+    path.write_text("\n".join(lines) + "\nsigs: [{dir: x, name: *a8}]\n")
+    with pytest.raises(
+        CommandError,
+        match=r"/sigs\.yaml: YAML refused: its aliases stand for more than 100,000 values \(an alias bomb\)\.$",
+    ):
+        call_command("import_sigs", str(path))
