@@ -15,6 +15,7 @@ import logging
 from typing import ClassVar
 
 from django.conf import settings
+from django.core.mail.message import forbid_multi_line_headers
 
 from outbox.ratelimit import conversation_key
 from outbox.smtp import send_email
@@ -41,6 +42,14 @@ class ChannelSender:
 
     def send_part(self, part: DigestPart, recipient: str) -> None:
         raise NotImplementedError
+
+    def check(self, message: Message, recipient: str) -> None:
+        """Render ``message`` alone as it would be sent to ``recipient`` and raise when it
+        cannot go (an email subject with CR/LF: Django's ``BadHeaderError``), so that a
+        digest drops that row instead of failing with it."""
+        for part in self.parts([message], recipient):
+            if isinstance(part.payload, tuple):  # email: (subject, body)
+                forbid_multi_line_headers("Subject", part.payload[0], settings.DEFAULT_CHARSET)
 
     def send(self, message: Message, recipient: str) -> None:
         for part in self.parts([message], recipient):

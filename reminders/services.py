@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from celery import current_app
 from django.conf import settings
+from django.core.mail import BadHeaderError
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, Prefetch, Q, prefetch_related_objects
 from django.db.models.functions import Coalesce
@@ -487,10 +488,17 @@ def deliveries_send(
         outcome = "failed"
     rows = [row for row in rows if not row.channel.failing]
     messages, ready = [], []
+    checker = sender_for(rows[0].channel) if rows else None
     for row in rows:
         try:
-            messages.append(message_for_delivery(row, now=now))
+            message = message_for_delivery(row, now=now)
+            checker.check(message, row.recipient)
+            messages.append(message)
             ready.append(row)
+        except BadHeaderError as exc:  # unsendable as it stands (CR/LF in a title): this row alone fails
+            log.warning("delivery %s dropped from its digest, unsendable: %s", row.pk, exc)
+            error = TransportError(f"Unsendable: {exc}", permanent=True)
+            outcome = _record_failure([row], error, now=now)
         except Exception as exc:  # a bug: this row fails (retried up to the bound), the others go
             log.exception("delivery %s: unexpected error", row.pk)
             outcome = _record_failure([row], TransportError(f"{exc.__class__.__name__}: {exc}"), now=now)

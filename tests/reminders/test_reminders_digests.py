@@ -355,3 +355,24 @@ def test_a_send_woken_after_its_second_takes_the_current_one_or_reserves_again(
         time.sleep(0.05)
     assert services.deliveries_send(delivery_ids=[second.pk], now=now, slot=missed_second) == "sent"
     assert fake_slack.received == {second.pk: 1}
+
+
+@pytest.mark.django_db
+def test_a_poisoned_row_is_dropped_from_its_digest_and_fails_alone(kinds, mailoutbox, caplog):
+    rule(channel("email", "team", to=["team@example.com"]), offsets="3d")
+    freezes = _freezes(3)
+    # A title with CR/LF stored before imports refused them: Django refuses the subject.
+    type(freezes[0]).objects.filter(pk=freezes[0].pk).update(title="Code Freeze\r\nBcc: x@example.com")
+    now = Delivery.objects.order_by("-due_at").first().due_at
+    [group] = _sweep(now)
+    services.deliveries_send(delivery_ids=group, now=now)
+    assert [(m.to, m.subject) for m in mailoutbox] == [
+        (["team@example.com"], "2 reminders: Kubernetes v9.99: Freeze 1 in 3 days and 1 more")
+    ]
+    poisoned = Delivery.objects.get(milestone=freezes[0])
+    assert (poisoned.state, poisoned.attempts) == (State.FAILED, 1)
+    assert poisoned.last_error.startswith("Unsendable: Header values can't contain newlines")
+    assert Delivery.objects.filter(milestone__in=freezes[1:], state=State.SENT).count() == 2
+    assert f"delivery {poisoned.pk} dropped from its digest, unsendable" in caplog.text
+    assert services.deliveries_send(delivery_ids=group, now=now + dt.timedelta(hours=1)) == "not-claimed"
+    assert len(mailoutbox) == 1
