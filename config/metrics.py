@@ -62,6 +62,7 @@ OUTBOXES: tuple[Outbox, ...] = (
     Outbox("reminders", "reminders.Delivery", due_field="due_at"),
     Outbox("notices", "notices.NoticeDelivery", due_field="created_at"),
     Outbox("board", "github_board.BoardWrite", due_field="created_at"),
+    Outbox("slack", "slack_integration.SlackWork", due_field="created_at"),
 )
 
 REQUEST_SECONDS = Histogram(

@@ -206,3 +206,14 @@ def test_a_scrape_while_the_database_is_down_says_so_and_is_no_500(client):
         samples = scrape(client)
     assert value(samples, "releasecal_database_up") == 0
     assert not [key for key in samples if key[0].startswith("releasecal_outbox")]
+
+
+@override_settings(METRICS_TOKEN=TOKEN)
+def test_the_slack_ledger_is_an_outbox(client, pending_request):
+    from slack_integration.models import SlackWork
+
+    SlackWork.objects.create(request=pending_request, kind="dm", event="approved", key="dm:approved", state="failed")
+    SlackWork.objects.create(request=pending_request, kind="update", key="update:1", state="pending")
+    samples = scrape(client)
+    assert value(samples, "releasecal_outbox_failed", outbox="slack") == 1
+    assert value(samples, "releasecal_outbox_pending", outbox="slack") == 1
