@@ -49,6 +49,11 @@ v1 = [
     ),
     path("exceptions/<int:request_id>/reopen/", exceptions_api.ExceptionReopenApi.as_view(), name="exception-reopen"),
     path(
+        "exceptions/<int:request_id>/liaison/",
+        exceptions_api.ExceptionLiaisonApi.as_view(),
+        name="exception-liaison",
+    ),
+    path(
         "exceptions/<int:request_id>/withdraw/",
         exceptions_api.ExceptionWithdrawApi.as_view(),
         name="exception-withdraw",

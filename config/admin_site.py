@@ -21,6 +21,14 @@ def is_release_team(user) -> bool:
     return bool(user.is_active and user.is_staff and user.has_perm(DECIDE_PERMISSION))
 
 
+def _liaison(request) -> int | None:
+    """The cockpit's ``?liaison=``: ``me`` or a user's id (anything else: everyone's)."""
+    value = request.GET.get("liaison", "")
+    if value == "me":
+        return request.user.pk
+    return int(value) if value.isdigit() and len(value) < 10 else None
+
+
 class ReleasecalAdminSite(admin.AdminSite):
     site_header = "releasecal"
     site_title = "releasecal admin"
@@ -41,7 +49,7 @@ class ReleasecalAdminSite(admin.AdminSite):
             **self.each_context(request),
             "title": "What needs the release team now",
             "app_list": self.get_app_list(request),
-            **cockpit(),
+            **cockpit(liaison=_liaison(request)),
             **(extra_context or {}),
         }
         request.current_app = self.name

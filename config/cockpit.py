@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Prefetch, Q
 
-from exceptions.models import ExceptionRequest, ProposedDecision, SignOff
+from exceptions.followup import grant_end_text, tracked_label
+from exceptions.models import ExceptionRequest, GrantEnd, ProposedDecision, SignOff
 from exceptions.services import request_window_closes
 from github.selectors import board_rows, open_conflicts
 from intake.models import IntakeProblem
@@ -50,11 +51,16 @@ def _sig_lead_signed(request: ExceptionRequest, signoffs: list[SignOff]) -> bool
     return any("lead" in s.role.lower() and sig in s.role.lower() for s in signoffs)
 
 
-def waiting_requests(now: dt.datetime) -> tuple[list[Waiting], int]:
-    """Pending requests, oldest first, with how long they waited and their window."""
-    pending = ExceptionRequest.objects.filter(state=ExceptionRequest.State.PENDING)
+def _liaison_q(liaison: int | None, prefix: str = "") -> Q:
+    return Q(**{f"{prefix}liaison_id": liaison}) if liaison else Q()
+
+
+def waiting_requests(now: dt.datetime, liaison: int | None = None) -> tuple[list[Waiting], int]:
+    """Pending requests, oldest first, with how long they waited and their window (of
+    one liaison's, when given)."""
+    pending = ExceptionRequest.objects.filter(_liaison_q(liaison), state=ExceptionRequest.State.PENDING)
     rows = list(
-        pending.select_related("release", "enhancement", "milestone__kind", "milestone__release")
+        pending.select_related("release", "enhancement", "milestone__kind", "milestone__release", "liaison")
         .prefetch_related(Prefetch("signoffs", queryset=SignOff.objects.order_by("at", "id"), to_attr="signoff_rows"))
         .order_by("submitted_at", "id")[:SHOWN]
     )
@@ -74,6 +80,23 @@ def waiting_requests(now: dt.datetime) -> tuple[list[Waiting], int]:
             )
         )
     return result, pending.count()
+
+
+@dataclass
+class GrantEnded:
+    grant_end: GrantEnd
+    text: str
+    tracked_label: str
+
+
+def grants_ended(liaison: int | None = None) -> list[GrantEnded]:
+    """Granted times that ended and wait for their liaison's re-evaluation, oldest first."""
+    rows = (
+        GrantEnd.objects.filter(_liaison_q(liaison, "request__"), outcome="")
+        .select_related("request__enhancement", "request__milestone__kind", "request__release", "request__liaison")
+        .order_by("ended_at", "id")[:SHOWN]
+    )
+    return [GrantEnded(grant_end=g, text=grant_end_text(g), tracked_label=tracked_label(g.request)) for g in rows]
 
 
 @dataclass
@@ -108,9 +131,10 @@ def release_setup_warnings(releases: list[Release]) -> list[SetupWarning]:
     return warnings
 
 
-def cockpit(now: dt.datetime | None = None) -> dict:
+def cockpit(now: dt.datetime | None = None, *, liaison: int | None = None) -> dict:
+    """What needs the release team now; ``liaison``: only that liaison's requests."""
     now = now or tz.utc_now()
-    waiting, waiting_count = waiting_requests(now)
+    waiting, waiting_count = waiting_requests(now, liaison)
     active = list(schedule.release_list_active())
     upcoming = list(schedule.milestone_list_next(releases=active, now=now)[:5])
     freezes = (
@@ -141,7 +165,9 @@ def cockpit(now: dt.datetime | None = None) -> dict:
     return {
         "now": tz.render(now, "UTC"),
         "setup_warnings": release_setup_warnings(active),
+        "liaison": liaison,
         "waiting": waiting,
+        "grants_ended": grants_ended(liaison),
         "waiting_count": waiting_count,
         "proposals": list(
             ProposedDecision.objects.filter(state=ProposedDecision.State.PROPOSED)

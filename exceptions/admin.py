@@ -18,18 +18,26 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from exceptions.followup import (
+    REMOVED_LABEL,
+    can_change_liaison,
+    exception_grant_reevaluate,
+    exception_request_liaison_set,
+    tracked_label,
+)
 from exceptions.models import (
     UNRECORDED_GRANT,
     Decision,
     ExceptionRequest,
     ExceptionRequestRevision,
+    GrantEnd,
     ProposedDecision,
     days_label,
 )
@@ -297,6 +305,38 @@ class ReopenForm(forms.Form):
     )
 
 
+class LiaisonForm(forms.Form):
+    liaison = forms.ModelChoiceField(queryset=None, help_text="A lead or team member of the request's release")
+
+    def __init__(self, *args, exception_request: ExceptionRequest, **kwargs):
+        super().__init__(*args, **kwargs)
+        release = exception_request.release
+        team = get_user_model().objects.filter(Q(led_releases=release) | Q(release_teams=release), is_active=True)
+        self.fields["liaison"].queryset = team.distinct().order_by("username")
+        self.fields["liaison"].initial = exception_request.liaison_id
+
+
+class LiaisonFilter(admin.SimpleListFilter):
+    """Requests by their liaison ("mine": the signed-in user's)."""
+
+    title = "liaison"
+    parameter_name = "liaison"
+
+    def lookups(self, request, model_admin):
+        people = get_user_model().objects.filter(liaison_requests__isnull=False).distinct().order_by("username")
+        return [("me", "Mine"), ("none", "None"), *((str(u.pk), u.get_username()) for u in people)]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "me":
+            return queryset.filter(liaison_id=request.user.pk)
+        if value == "none":
+            return queryset.filter(liaison__isnull=True)
+        if value and value.isdigit():
+            return queryset.filter(liaison_id=int(value))
+        return queryset
+
+
 class SignOffForm(NoteForm):
     role = forms.CharField(required=False, max_length=100, help_text='e.g. "SIG Node lead"')
     field_order = ["role", "note"]
@@ -450,13 +490,14 @@ class WaitingFilter(admin.SimpleListFilter):
 class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
     form = SubmitForm
     list_display = [
-        "id", "kep", "milestone", "days", "state", "submitted", "waited", "window_closes", "signoff_count", "deadline",
+        "id", "kep", "milestone", "days", "state", "liaison", "submitted", "waited", "window_closes", "signoff_count",
+        "deadline",
     ]  # fmt: skip
     list_display_links = ["id", "kep"]
-    list_filter = ["state", WaitingFilter, "release", MilestoneFilter, SigFilter]
+    list_filter = ["state", WaitingFilter, "release", MilestoneFilter, SigFilter, LiaisonFilter]
     search_fields = ["enhancement__number__exact", "enhancement__title", "revisions__enhancement_name"]
     search_help_text = "KEP number (2400 or KEP-2400) or name"
-    list_select_related = ["enhancement", "milestone", "milestone__release", "release", "decision"]
+    list_select_related = ["enhancement", "milestone", "milestone__release", "release", "decision", "liaison"]
     autocomplete_fields = ["enhancement"]  # thousands of KEPs: searched, not listed
     actions = ["approve_selected", "reject_selected"]
     shown_fields = [
@@ -466,6 +507,9 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
         "state",
         "days",
         "requester_shown",
+        "liaison",
+        "slack_thread_link",
+        "board_item_link",
         "submitted",
         "freeze",
         "deadline",
@@ -560,6 +604,18 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
     @admin.display(description="Requester")
     def requester_shown(self, obj: ExceptionRequest) -> str:
         return obj.requester_label
+
+    @admin.display(description="Slack thread")
+    def slack_thread_link(self, obj: ExceptionRequest) -> str:
+        return (
+            format_html('<a href="{}">{}</a>', obj.slack_thread_url, obj.slack_thread_url)
+            if obj.slack_thread_url
+            else "-"
+        )
+
+    @admin.display(description="Board item")
+    def board_item_link(self, obj: ExceptionRequest) -> str:
+        return format_html('<a href="{}">{}</a>', obj.board_item_url, obj.board_item_url) if obj.board_item_url else "-"
 
     @admin.display(description="Warnings")
     def warnings_shown(self, obj: ExceptionRequest) -> str:
@@ -659,6 +715,7 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
             ],
             "can_amend": pending and (user.has_perm(CHANGE_PERMISSION) or obj.requester_id == user.pk),
             "can_signoff": pending and user.has_perm(SIGNOFF_PERMISSION),
+            "can_change_liaison": can_change_liaison(obj, user),
         }
 
     # ------------------------------------------------------------------ buttons
@@ -674,6 +731,8 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
             path("<path:object_id>/amend/", wrap(self.amend_view), name=f"{prefix}_amend"),
             path("<path:object_id>/signoff/", wrap(self.signoff_view), name=f"{prefix}_signoff"),
             path("<path:object_id>/withdraw/", wrap(self.withdraw_view), name=f"{prefix}_withdraw"),
+            path("<path:object_id>/liaison/", wrap(self.liaison_view), name=f"{prefix}_liaison"),
+            path("<path:object_id>/reevaluate/", wrap(self.reevaluate_view), name=f"{prefix}_reevaluate"),
             *super().get_urls(),
         ]
 
@@ -860,6 +919,43 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
             done=f"Amended {obj}: a new revision was recorded.",
             verb="Amend",
         )
+
+    def liaison_view(self, request, object_id):
+        obj = self._get_or_404(request, object_id)
+        if not can_change_liaison(obj, request.user):
+            raise PermissionDenied
+        form = LiaisonForm(request.POST if request.method == "POST" else None, exception_request=obj)
+        return self._form_view(
+            request,
+            obj,
+            form,
+            lambda data: exception_request_liaison_set(request=obj, liaison=data["liaison"], actor=request.user),
+            done=f"Changed the liaison of {obj}.",
+            verb="Change the liaison of",
+        )
+
+    def reevaluate_view(self, request, object_id):
+        """The cockpit's one-click outcomes of an ended grant (POST: grant_end, outcome)."""
+        obj = self._get_or_404(request, object_id)
+        if request.method != "POST":
+            return HttpResponseRedirect(reverse("admin:index") + "#grant-ends")
+        grant_end_id = str(request.POST.get("grant_end", ""))
+        grant_end = (
+            GrantEnd.objects.filter(pk=int(grant_end_id), request=obj).first() if grant_end_id.isdigit() else None
+        )
+        if grant_end is None:
+            self.message_user(request, f"{obj} has no ended grant to re-evaluate.", messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:index") + "#grant-ends")
+        try:
+            done = exception_grant_reevaluate(
+                grant_end=grant_end, outcome=request.POST.get("outcome", ""), actor=request.user
+            )
+        except DomainError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+        else:
+            shown = tracked_label(obj) if done.outcome == GrantEnd.Outcome.TRACKED else REMOVED_LABEL
+            self.message_user(request, f"KEP-{obj.enhancement.number}: {shown}.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:index") + "#grant-ends")
 
     def signoff_view(self, request, object_id):
         obj = self._get_or_404(request, object_id)

@@ -29,7 +29,7 @@ from api.fields import (
     viewer_zone,
 )
 from api.filters import OrderingFilter
-from exceptions import services
+from exceptions import followup, services
 from exceptions.models import (
     DecisionCorrection,
     ExceptionRequest,
@@ -62,6 +62,7 @@ def _request_queryset():
     revisions newest first in ``revision_rows``, its sign-offs in ``signoff_rows``."""
     return ExceptionRequest.objects.select_related(
         "release",
+        "liaison",
         "enhancement",
         "milestone__kind",
         "requester",
@@ -95,6 +96,7 @@ def _request_list_queryset():
         .only(
             *("id", "release", "enhancement", "milestone", "requester", "requester_name", "on_behalf_of"),
             *("state", "days", "filed_after_window", "from_archive", "received_at"),
+            *("liaison", "slack_thread_url", "board_item_url"),
             "submitted_at",
             *("enhancement__number", "enhancement__title", "enhancement__owning_sig"),
             *("decision__outcome", "decision__decided_by", "decision__note", "decision__granted_zone"),
@@ -109,6 +111,7 @@ def _request_list_queryset():
                 ),
             ),
             Prefetch("requester", queryset=User.objects.only("username")),
+            Prefetch("liaison", queryset=User.objects.only("username")),
             Prefetch(
                 "revisions",
                 queryset=ExceptionRequestRevision.objects.select_related("created_by", "entered_by")
@@ -239,6 +242,14 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
         help_text="The request's warnings (days, not weeks; filed after the window) and, once approved, its "
         "grant's (a docs-freeze grant leaving SIG Docs no business day)",
     )
+    liaison = serializers.CharField(
+        source="liaison.username",
+        allow_null=True,
+        default=None,
+        help_text="The release-team member who follows the request up (user name); a lead changes it: .../liaison/",
+    )
+    slack_thread_url = serializers.CharField(help_text="The release team's Slack thread of the request, when known")
+    board_item_url = serializers.CharField(help_text="The request's item on the release's GitHub board, when linked")
     current = CurrentRevisionSerializer(source="*", allow_null=True)
     signoffs = SignOffOutputSerializer(many=True, source="signoff_rows")
     decision = DecisionOutputSerializer(allow_null=True)
@@ -312,10 +323,11 @@ class ExceptionFilter(django_filters.FilterSet):
     kind = django_filters.CharFilter(field_name="milestone__kind__slug", help_text="Milestone kind, e.g. code-freeze")
     kep = IntegerFilter(field_name="enhancement__number", min_value=1, max_value=MAX_KEP, help_text="KEP number")
     sig = django_filters.CharFilter(method="filter_sig", help_text="Owning or participating SIG of the KEP")
+    liaison = django_filters.CharFilter(field_name="liaison__username", help_text="The liaison's user name")
 
     class Meta:
         model = ExceptionRequest
-        fields = ["state", "release", "milestone", "kind", "kep", "sig"]
+        fields = ["state", "release", "milestone", "kind", "kep", "sig", "liaison"]
 
     def filter_sig(self, queryset, name, value):
         return queryset.filter(schedule.sig_q(value, "enhancement__"))
@@ -706,6 +718,25 @@ class ExceptionWithdrawApi(_RequestActionApi):
 
     def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
         services.exception_request_withdraw(request=exception_request, actor=user, note=data.get("note", ""))
+
+
+@extend_schema_serializer(component_name="ExceptionLiaisonInput")
+class LiaisonInputSerializer(serializers.Serializer):
+    liaison = serializers.CharField(max_length=150, help_text="The user name of a member of the release's team")
+
+
+@_action_schema(LiaisonInputSerializer)
+class ExceptionLiaisonApi(_RequestActionApi):
+    """Make a member of the release's team the request's liaison (a lead of the release,
+    or its Enhancements Lead). Someone off the team is a 400."""
+
+    InputSerializer = LiaisonInputSerializer
+
+    def act(self, exception_request: ExceptionRequest, data: dict, user) -> None:
+        liaison = User.objects.filter(username=data["liaison"]).first()
+        if liaison is None:
+            raise ValidationFailed(f"No user {data['liaison']!r}.", extra={"liaison": data["liaison"]})
+        followup.exception_request_liaison_set(request=exception_request, liaison=liaison, actor=user)
 
 
 @extend_schema_serializer(component_name="ExceptionSignOffInput")

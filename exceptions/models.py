@@ -83,6 +83,23 @@ class ExceptionRequest(models.Model):
     thread_url = models.URLField(
         max_length=500, blank=True, help_text="The mailing-list thread, as exceptions.yaml's 'thread' records it"
     )
+    # The release-team member who follows the request up and re-evaluates the KEP when the
+    # granted time ends: the release's Enhancements Lead when it arrives, changed by a lead.
+    liaison = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="liaison_requests",
+        help_text="The release-team member who follows the request up",
+    )
+    # Links the integrations know and tell (slack_integration, github): the domain only keeps them.
+    slack_thread_url = models.URLField(
+        max_length=500, blank=True, help_text="The release team's Slack thread of the request"
+    )
+    board_item_url = models.URLField(
+        max_length=500, blank=True, help_text="The request's item on the release's GitHub board"
+    )
     tracking_status_before = models.CharField(max_length=32, blank=True, choices=Tracking.Status.choices)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -259,6 +276,40 @@ class Decision(models.Model):
 
 
 UNRECORDED_GRANT = "granted, deadline not recorded"
+
+
+class GrantEnd(models.Model):
+    """The end of an approved request's granted time: recorded once per grant (the
+    decision) by beat's minute sweep when the time has passed, and resolved by the
+    liaison's re-evaluation, "Tracked for <freeze>" or "Removed From Milestone"."""
+
+    class Outcome(models.TextChoices):
+        TRACKED = "tracked", "Tracked"
+        REMOVED = "removed", "Removed From Milestone"
+
+    decision = models.OneToOneField(Decision, on_delete=models.CASCADE, related_name="grant_end")
+    request = models.ForeignKey(ExceptionRequest, on_delete=models.CASCADE, related_name="grant_ends")
+    ended_at = models.DateTimeField(help_text="The granted deadline that passed")
+    ended_zone = ZoneField()
+    recorded_at = models.DateTimeField()
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["ended_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(outcome="") & Q(resolved_at__isnull=True))
+                | (Q(outcome__in=["tracked", "removed"]) & Q(resolved_at__isnull=False)),
+                name="grant_end_outcome_with_time",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Grant of #{self.request_id} ended ({self.outcome or 'to re-evaluate'})"
 
 
 class ExceptionsYamlFile(models.Model):

@@ -4,6 +4,9 @@ Every face (admin, API, Slack, the email command) calls these, so the policy and
 messages are the same everywhere. State changes lock the request row and guard on the
 current state: a second decision is a Conflict (409), never a second row.
 
+Following a request up after it arrives (its liaison, its Slack thread and board item,
+the end of its granted time) is ``exceptions.followup``.
+
 Who reacts to each change is declared in ``exceptions/signals.py``: every state change
 sends its signal inside its transaction, and each service below names its listeners.
 """
@@ -32,7 +35,13 @@ from exceptions.selectors import exception_milestone_get
 from releasecal import tz
 from releasecal.errors import Conflict, DomainError, NotAllowed, PolicyViolation, ValidationFailed
 from releasecal.models import Enhancement, Milestone, MilestoneKind, Release, Tracking
-from releasecal.selectors import release_hard_stop, release_list_active, release_team_includes, sig_leaderships_of
+from releasecal.selectors import (
+    release_hard_stop,
+    release_liaison_default,
+    release_list_active,
+    release_team_includes,
+    sig_leaderships_of,
+)
 from releasecal.services import audit_record, enhancement_upsert, wall_time_record
 
 # Kept for the admin's menus; deciding itself needs membership of the request's release
@@ -324,6 +333,7 @@ def exception_request_submit(
     received_at: dt.datetime | None = None,
     after_window_allowed: bool = False,
     from_archive: bool = False,
+    thread_url: str = "",
 ) -> ExceptionRequest:
     """File a request. Enforces the window, one live request per KEP per milestone, and
     that a rejected request is not re-filed asking for fewer days.
@@ -341,7 +351,7 @@ def exception_request_submit(
     flagged ``filed_after_window``, for the team to decide, instead of refused (an emailed
     thread: the reader never drops a real request); self-service filing leaves it False.
     ``from_archive``: filed without the new-request mail and nudges (see
-    ``request_from_archive``).
+    ``request_from_archive``). ``thread_url``: the mailing list's page of the thread.
 
     Sends ``exception_request_submitted`` in the transaction: the reminder ledger writes
     the "new request" notifications, Slack posts it to the release team on commit."""
@@ -399,6 +409,8 @@ def exception_request_submit(
                 received_at=received_at,
                 filed_after_window=after_window,
                 from_archive=from_archive,
+                liaison=release_liaison_default(release),
+                thread_url=thread_url[:500],
             )
     except IntegrityError:
         raise Conflict(
@@ -1417,6 +1429,7 @@ def _file_thread(
                 from_archive=request_from_archive(
                     milestone=target, submitted_at=received_at, received_at=max(arrived_at, received_at)
                 ),
+                thread_url=reading.thread_url,
             )
             previous = base
             for amendment in parsed.amendments:

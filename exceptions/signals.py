@@ -97,6 +97,54 @@ Receivers:
   messages.
 """
 
+exception_request_liaison_changed = Signal()
+"""A request's liaison changed (a lead in the admin, the API or the cockpit).
+
+Sent by ``exceptions.followup.exception_request_liaison_set``.
+kwargs: ``request``, ``change`` (the audit row's id: each change is its own event).
+
+Receivers:
+- ``github.receivers.exception_request_liaison_changed`` (uid
+  ``github.exception_request_liaison_changed``): a read-write board's write of the
+  ``Exception Liaison``.
+"""
+
+exception_request_slack_thread_linked = Signal()
+"""A request's Slack thread became known (the release team's channel post).
+
+Sent by ``exceptions.followup.exception_request_slack_thread_set``.
+kwargs: ``request``.
+
+Receivers:
+- ``github.receivers.exception_request_slack_thread_linked`` (uid
+  ``github.exception_request_slack_thread_linked``): a read-write board's write of the
+  ``Exception Request Slack Thread``.
+"""
+
+exception_grant_ended = Signal()
+"""An approved request's granted time ended (once per grant): the liaison re-evaluates.
+
+Sent by ``exceptions.followup.exception_grants_end`` (beat's minute sweep).
+kwargs: ``request``, ``grant_end`` (``GrantEnd``).
+
+Receivers:
+- ``reminders.receivers.exception_grant_ended`` (uid ``reminders.exception_grant_ended``):
+  the liaison's notice in the reminder ledger (Slack DM with the two outcomes when the
+  liaison's Slack is linked, else email), sent on commit.
+"""
+
+exception_grant_reevaluated = Signal()
+"""The KEP of an ended grant was re-evaluated: ``grant_end.outcome`` is ``tracked``
+(Tracked for <freeze>) or ``removed`` (Removed From Milestone).
+
+Sent by ``exceptions.followup.exception_grant_reevaluate``.
+kwargs: ``request``, ``grant_end``.
+
+Receivers:
+- ``github.receivers.exception_grant_reevaluated`` (uid ``github.exception_grant_reevaluated``):
+  a read-write board's write of the KEP's ``Status``.
+"""
+
 exception_grant_moved = Signal()
 """An approved grant's instant moved to what its kept wall time means under new zone
 rules (``manage.py tzdata_check --apply``); the wall time and zone stay.

@@ -24,6 +24,9 @@ class GitHubBoardConfig(AppConfig):
             (workflow.exception_request_amended, receivers.exception_request_amended),
             (workflow.exception_request_decided, receivers.exception_request_decided),
             (workflow.exception_decision_corrected, receivers.exception_decision_corrected),
+            (workflow.exception_request_liaison_changed, receivers.exception_request_liaison_changed),
+            (workflow.exception_request_slack_thread_linked, receivers.exception_request_slack_thread_linked),
+            (workflow.exception_grant_reevaluated, receivers.exception_grant_reevaluated),
         ):
             signal.connect(receiver, dispatch_uid=f"github.{receiver.__name__}")
 

@@ -35,6 +35,7 @@ class Item:
     url: str
     archived: bool
     values: dict[str, Value]
+    database_id: str = ""  # the item's number in its board's links (?pane=issue&itemId=...)
 
     @property
     def label(self) -> str:
@@ -112,6 +113,7 @@ def _item(node: dict) -> Item:
         url=content.get("url", ""),
         archived=node["isArchived"],
         values=_values(node["fieldValues"]["nodes"]),
+        database_id=str(node.get("fullDatabaseId") or ""),
     )
 
 

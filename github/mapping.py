@@ -14,7 +14,10 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from django.core.exceptions import ObjectDoesNotExist
+
 from github.board import BoardSnapshot, Field, Item, Value
+from people.selectors import handles_of
 
 TYPE = "Exception Request Type"
 EXCEPTION_STATUS = "Exception Status"
@@ -24,6 +27,8 @@ PRS = "Exception Related PRs"
 ADDITIONAL_TIME = "Additional Time"
 REQUEST_DATE = "Exception Request Date"
 DECISION_DATE = "Exception Decision Date"
+SLACK_THREAD = "Exception Request Slack Thread"
+LIAISON = "Exception Liaison"
 
 # The fields releasecal owns, in the order the handbook sets them, with their kind.
 OWNED_FIELDS: dict[str, str] = {
@@ -35,7 +40,12 @@ OWNED_FIELDS: dict[str, str] = {
     ADDITIONAL_TIME: "NUMBER",
     REQUEST_DATE: "DATE",
     DECISION_DATE: "DATE",
+    SLACK_THREAD: "TEXT",
+    LIAISON: "TEXT",
 }
+# Fields the handbook lets a board keep as text or as a single select (of the team's
+# aliases): written as the board has them.
+TEXT_OR_SELECT = frozenset({LIAISON})
 
 # Exception Request Type's options by the milestone kinds they extend (code and test
 # freeze share one option).
@@ -55,6 +65,17 @@ STATE_VALUES: dict[str, tuple[str, str]] = {
     "rejected": ("Rejected", "Removed From Milestone"),
 }
 
+# After the granted time ended, the liaison's re-evaluation moves the KEP's Status
+# (exceptions.models.GrantEnd.outcome): back to "Tracked For <the freeze>", or out.
+TRACKED_STATUS_BY_KIND = {
+    "prr-freeze": "Tracked For PRR Freeze",
+    "enhancements-freeze": "Tracked For Enhancement Freeze",
+    "code-freeze": "Tracked For Code Freeze",
+    "test-freeze": "Tracked For Code Freeze",
+    "docs-freeze": "Tracked For Docs Freeze",
+}
+REMOVED_STATUS = "Removed From Milestone"
+
 KEP_IN_TITLE = re.compile(r"\bKEP[- ]?(\d{1,6})\b", re.IGNORECASE)
 
 
@@ -73,6 +94,27 @@ def utc_date(at: dt.datetime | None) -> str | None:
     return at.astimezone(dt.UTC).date().isoformat() if at else None
 
 
+def liaison_name(user) -> str:
+    """How the board names a liaison: their GitHub handle (the team's aliases are
+    handles), else their releasecal user name."""
+    handles = handles_of(user=user)
+    return handles[0] if handles else user.get_username()
+
+
+def _reevaluated_status(request) -> str | None:
+    """The KEP's Status after its grant ended and the liaison re-evaluated it (None before)."""
+    decision = getattr(request, "decision", None) if request.state == "approved" else None
+    try:
+        grant_end = decision.grant_end if decision is not None else None
+    except ObjectDoesNotExist:
+        return None
+    if grant_end is None or not grant_end.outcome:
+        return None
+    if grant_end.outcome == "removed":
+        return REMOVED_STATUS
+    return TRACKED_STATUS_BY_KIND.get(request.milestone.kind.slug)
+
+
 def wanted_values(request, *, on_draft: bool) -> dict[str, Value]:
     """The handbook's values of ``request`` (an ExceptionRequest), by handbook field name;
     a field releasecal knows nothing of is left out (never cleared). A draft item holds
@@ -85,9 +127,13 @@ def wanted_values(request, *, on_draft: bool) -> dict[str, Value]:
     if state:
         values[EXCEPTION_STATUS] = state[0]
         if not on_draft:
-            values[STATUS] = state[1]
+            values[STATUS] = _reevaluated_status(request) or state[1]
     if request.thread_url:
         values[LINK] = request.thread_url
+    if request.slack_thread_url:
+        values[SLACK_THREAD] = request.slack_thread_url
+    if request.liaison_id is not None:
+        values[LIAISON] = liaison_name(request.liaison)
     revision = request.current
     if revision is not None and revision.pr_urls:
         values[PRS] = ", ".join(revision.pr_urls)

@@ -1,5 +1,6 @@
 """What the board does on each event of the exception workflow (exceptions/signals.py):
-in read-write mode, one write in the ledger, in the change's transaction."""
+in read-write mode, one write in the ledger, in the change's transaction. Each write
+sends the whole of releasecal's record of the request that differs from the board."""
 
 from __future__ import annotations
 
@@ -21,3 +22,15 @@ def exception_request_decided(sender, *, request, decision, **kwargs) -> None:
 def exception_decision_corrected(sender, *, request, correction, **kwargs) -> None:
     # The send writes the decision in force (a reopen: the request back to pending).
     board_write_record(request=request, event=f"corrected:{correction.number}")
+
+
+def exception_request_liaison_changed(sender, *, request, change, **kwargs) -> None:
+    board_write_record(request=request, event=f"liaison:{change}")
+
+
+def exception_request_slack_thread_linked(sender, *, request, **kwargs) -> None:
+    board_write_record(request=request, event="slack-thread")
+
+
+def exception_grant_reevaluated(sender, *, request, grant_end, **kwargs) -> None:
+    board_write_record(request=request, event="reevaluated")

@@ -13,6 +13,7 @@ import logging
 
 from django.db import transaction
 
+from exceptions.followup import exception_request_board_item_set
 from github import client as github_client
 from github.board import board_fields_read, board_read
 from github.client import BoardClient, GitHubUnavailable
@@ -107,6 +108,8 @@ def _backfill(board: Board, report: SyncReport, *, dry_run: bool) -> list[str]:
                 request_id=plan.request_id,
                 linked_at=now,
             )
+            if plan.item_url:
+                exception_request_board_item_set(request_id=plan.request_id, url=plan.item_url)
             plan.linked = True
     if not dry_run:
         board.backfilled_at = now

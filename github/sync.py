@@ -26,6 +26,11 @@ ACTION_DRAFT = "create draft"  # a draft item for a second exception of one KEP
 DRAFT_MARK = re.compile(r"\(releasecal #(\d+)\)")
 
 
+def item_url(board: Board, database_id: str) -> str:
+    """The item as a person opens it: the board with the item's pane."""
+    return f"{board.url}?pane=issue&itemId={database_id}" if database_id else ""
+
+
 def draft_title(request) -> str:
     """The title of the draft item releasecal creates for a second exception of a KEP."""
     kind = mapping.TYPE_BY_KIND.get(request.milestone.kind.slug, request.milestone.title)
@@ -51,6 +56,7 @@ class ItemPlan:
     action: str
     linked: bool  # a BoardItem row holds the link already
     changes: list[Change] = field(default_factory=list)
+    item_url: str = ""  # the item on the board, as a person opens it ("" when it does not exist yet)
 
 
 @dataclass
@@ -95,6 +101,8 @@ def _changes(
                 problems.append(problem)
             continue
         kind = mapping.OWNED_FIELDS[handbook_name]
+        if handbook_name in mapping.TEXT_OR_SELECT and board_field.data_type == "SINGLE_SELECT":
+            kind = "SINGLE_SELECT"
         after = wanted
         if kind == "SINGLE_SELECT":
             wanted_option = names.option(handbook_name, str(wanted))
@@ -135,7 +143,7 @@ def board_plan(board: Board, snapshot: BoardSnapshot) -> SyncReport:
         )
     requests = list(
         ExceptionRequest.objects.filter(release=board.release)
-        .select_related("enhancement", "milestone__kind", "decision")
+        .select_related("enhancement", "milestone__kind", "decision__grant_end", "liaison")
         .prefetch_related("revisions")
         .order_by("enhancement__number", "milestone__at", "submitted_at", "id")
     )
@@ -224,6 +232,7 @@ def board_plan(board: Board, snapshot: BoardSnapshot) -> SyncReport:
             action=action,
             linked=request.pk in linked,
             changes=changes,
+            item_url=item_url(board, item.database_id) if item else "",
         )
         if plan.changes or plan.action != ACTION_UPDATE:
             report.plans.append(plan)

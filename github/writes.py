@@ -20,12 +20,13 @@ from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
+from exceptions.followup import exception_request_board_item_set
 from github import client as github_client
 from github import mapping
 from github.board import board_read
 from github.client import BoardClient, GitHubUnavailable
 from github.models import Board, BoardConflict, BoardItem, BoardWrite
-from github.sync import ACTION_ADD_ISSUE, ACTION_DRAFT, board_plan, draft_title
+from github.sync import ACTION_ADD_ISSUE, ACTION_DRAFT, board_plan, draft_title, item_url
 from outbox.errors import TransportError
 from outbox.ledger import Ledger
 from releasecal import tz
@@ -108,17 +109,20 @@ def _write(github: BoardClient, write: BoardWrite) -> list[dict]:
         return []
     item_id = plan.item_id
     kind = plan.item_kind
+    url = plan.item_url
     if plan.action == ACTION_ADD_ISSUE:
         data = github.graphql("issue_id", {"owner": board.owner, "name": "enhancements", "number": plan.kep})
         issue = (data.get("repository") or {}).get("issue")
         if not issue:
             raise GitHubUnavailable(f"GitHub has no issue {board.owner}/enhancements#{plan.kep}", permanent=True)
         added = github.graphql("add_item", {"project": snapshot.project_id, "content": issue["id"]})
-        item_id, kind = added["addProjectV2ItemById"]["item"]["id"], BoardItem.Kind.ISSUE
+        item = added["addProjectV2ItemById"]["item"]
+        item_id, kind, url = item["id"], BoardItem.Kind.ISSUE, item_url(board, item.get("fullDatabaseId") or "")
     elif plan.action == ACTION_DRAFT:
         request = write.request
         added = github.graphql("add_draft", {"project": snapshot.project_id, "title": draft_title(request), "body": ""})
-        item_id, kind = added["addProjectV2DraftIssue"]["projectItem"]["id"], BoardItem.Kind.DRAFT
+        item = added["addProjectV2DraftIssue"]["projectItem"]
+        item_id, kind, url = item["id"], BoardItem.Kind.DRAFT, item_url(board, item.get("fullDatabaseId") or "")
     # A field with an open conflict is left as the person set it; a reconcile's write
     # fills only what the board leaves empty (it never replaces a value on the board).
     held = open_conflict_fields(write.request_id)
@@ -135,6 +139,8 @@ def _write(github: BoardClient, write: BoardWrite) -> list[dict]:
             request_id=write.request_id,
             defaults={"board": board, "item_id": item_id, "kind": kind, "linked_at": tz.utc_now()},
         )
+    if url:
+        exception_request_board_item_set(request_id=write.request_id, url=url)
     if not plan.changes:
         return []
     variables: dict = {"project": snapshot.project_id, "item": item_id}

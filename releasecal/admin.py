@@ -293,6 +293,10 @@ class ReleaseForm(forms.ModelForm):
         cleaned = super().clean()
         if cleaned.get("zone"):
             parse_wall_into(self, "hard_stop", cleaned["zone"])
+        lead = cleaned.get("enhancements_lead")
+        team = {*cleaned.get("leads", []), *cleaned.get("team", [])}
+        if lead is not None and "leads" in cleaned and lead not in team:
+            self.add_error("enhancements_lead", f"{lead.get_username()} is not among this release's leads and team.")
         return cleaned
 
 
@@ -318,7 +322,7 @@ class ReleaseAdmin(admin.ModelAdmin):
         (None, {"fields": ["slug", "name", "zone", "status", "start_date", "ga_date", "links"]}),
         (
             "Release team (who decides this release's exception requests)",
-            {"fields": ["leads", "team"]},
+            {"fields": ["leads", "team", "enhancements_lead"]},
         ),
         (
             "Exception policy",

@@ -101,6 +101,16 @@ class Release(models.Model):
         related_name="release_teams",
         help_text="Who may decide this release's exception requests, beside its leads.",
     )
+    # A role the release team records: the member who follows up the exception requests
+    # (each request's liaison by default, the handbook's Enhancements Lead).
+    enhancements_lead = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="A lead or team member: the liaison of each new exception request, unless changed",
+    )
     links = models.JSONField(default=dict, blank=True, help_text='{"label": "https://..."}')
 
     # Exception policy (defaults from the Kubernetes process). The request window is a

@@ -90,6 +90,16 @@ def release_team_includes(release: Release, user) -> bool:
     return release.leads.filter(pk=user.pk).exists() or release.team.filter(pk=user.pk).exists()
 
 
+def release_liaison_default(release: Release):
+    """Who follows up a new exception request of ``release`` (its liaison): its
+    Enhancements Lead when that is on its team, else its first lead; None for a release
+    with neither."""
+    lead = release.enhancements_lead
+    if lead is not None and release_team_includes(release, lead):
+        return lead
+    return release.leads.filter(is_active=True).order_by("pk").first()
+
+
 def sig_leaderships_of(user, sigs: list[str]) -> list[SigLead]:
     """The SIG lead rows linking ``user`` to any of ``sigs`` (labels, ``sig-`` prefix or not)."""
     if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:

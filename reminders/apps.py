@@ -30,5 +30,6 @@ class RemindersConfig(AppConfig):
             (workflow.exception_request_withdrawn, receivers.exception_request_withdrawn),
             (workflow.exception_grant_moved, receivers.exception_grant_moved),
             (workflow.exception_decision_corrected, receivers.exception_decision_corrected),
+            (workflow.exception_grant_ended, receivers.exception_grant_ended),
         ):
             signal.connect(receiver, dispatch_uid=f"reminders.{receiver.__name__}")

@@ -21,6 +21,7 @@ from outbox.ratelimit import conversation_key
 from outbox.smtp import send_email
 from reminders.messages import DigestPart, Message, render_email_digest, render_slack_digest
 from slack_integration.client import SlackClient, post_webhook
+from slack_integration.models import SlackIdentity
 
 log = logging.getLogger(__name__)
 
@@ -154,8 +155,30 @@ class KepOwnersChannel(ChannelSender):
         return []
 
 
+class LiaisonChannel(KepOwnersChannel):
+    """A request's liaison, by Slack DM when their Slack is linked, else by email: the
+    recipient is chosen when the row is written (``liaison_recipient``)."""
+
+    kind = "liaison"
+
+    def recipients(self, *, owners=(), requester_email: str = "") -> list[str]:
+        return []  # no rule addresses it: the end of a grant writes its one row
+
+    @staticmethod
+    def config_errors(config: dict) -> list[str]:
+        return []
+
+
+def liaison_recipient(user) -> str:
+    """ "slack:<user id>" when ``user``'s Slack is linked, else "email:<address>" ("" when neither)."""
+    identity = SlackIdentity.objects.filter(user=user).first() if user is not None else None
+    if identity is not None and identity.slack_user_id:
+        return f"slack:{identity.slack_user_id}"
+    return f"email:{user.email.lower()}" if user is not None and user.email else ""
+
+
 SENDERS: dict[str, type[ChannelSender]] = {
-    cls.kind: cls for cls in (EmailChannel, SlackWebhookChannel, SlackBotChannel, KepOwnersChannel)
+    cls.kind: cls for cls in (EmailChannel, SlackWebhookChannel, SlackBotChannel, KepOwnersChannel, LiaisonChannel)
 }
 
 
@@ -165,7 +188,7 @@ def target_key(channel, recipient: str) -> str | None:
     config = channel.config or {}
     if channel.kind == "slack_bot":
         return conversation_key(config.get("channel", ""))
-    if channel.kind == "kep_owners" and recipient.startswith("slack:"):
+    if channel.kind in ("kep_owners", "liaison") and recipient.startswith("slack:"):
         return conversation_key(recipient.removeprefix("slack:"))
     if channel.kind == "slack_webhook":
         return "hook:" + hashlib.sha256(str(config.get("url", "")).encode()).hexdigest()[:24]

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from exceptions.followup import REMOVED_LABEL, grant_end_text, tracked_label
 from exceptions.models import UNRECORDED_GRANT
 from exceptions.selectors import decision_text, effective_deadline
 from releasecal import tz
 from reminders.offsets import parse_offset
 from slack_integration import mrkdwn
+from slack_integration.blocks import GRANT_REMOVED_ACTION, GRANT_TRACKED_ACTION
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class Message:
     footer: str = ""
     late_note: str = ""
     fields: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # Slack buttons under the message: (action_id, label, value); email says where to choose.
+    buttons: tuple[tuple[str, str, str], ...] = ()
 
 
 def deadline_sentence(label: str, instant: dt.datetime, zone: str) -> str:
@@ -117,6 +121,8 @@ def _event_message(delivery, event: str, *, footer: str, late: str, now: dt.date
             footer=footer,
             late_note=late,
         )
+    if event == "grant_ended":
+        return _grant_ended_message(request, footer=footer, late=late)
     if event == "nudge":
         hours = int((now - request.submitted_at).total_seconds() // 3600)
         return Message(
@@ -195,6 +201,27 @@ def _correction_message(request, number: int, *, what: str, footer: str, late: s
     )
 
 
+def _grant_ended_message(request, *, footer: str, late: str) -> Message:
+    """The liaison's notice: the grant's end, and the two outcomes (Slack: buttons)."""
+    grant_end = request.decision.grant_end
+    tracked = tracked_label(request)
+    return Message(
+        headline=grant_end_text(grant_end),
+        lines=(
+            f"KEP-{request.enhancement.number} {request.enhancement.title} (SIG {request.enhancement.owning_sig}), "
+            f"exception request #{request.pk} for {request.milestone.title}: {tracked}, or {REMOVED_LABEL}?",
+        ),
+        link=_site(f"/admin/?liaison={request.liaison_id or ''}#grant-ends"),
+        link_label="Choose in the cockpit",
+        footer=footer,
+        late_note=late,
+        buttons=(
+            (GRANT_TRACKED_ACTION, tracked, str(grant_end.pk)),
+            (GRANT_REMOVED_ACTION, REMOVED_LABEL, str(grant_end.pk)),
+        ),
+    )
+
+
 # ------------------------------------------------------------------ renderers
 
 
@@ -226,6 +253,21 @@ def render_slack(message: Message) -> dict:
         body.append(mrkdwn.link(message.link, message.link_label or message.link))
     if body:
         blocks.append(mrkdwn.section("\n".join(body)))
+    if message.buttons:
+        blocks.append(
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": action,
+                        "text": {"type": "plain_text", "text": label},
+                        "value": value,
+                    }
+                    for action, label, value in message.buttons
+                ],
+            }
+        )
     if message.footer:
         blocks.append(mrkdwn.context(mrkdwn.escape(message.footer)))
     fallback = message.headline + (f" — {message.deadline_sentence}" if message.deadline_sentence else "")

@@ -23,6 +23,7 @@ class Channel(models.Model):
         SLACK_WEBHOOK = "slack_webhook", "Slack incoming webhook"
         SLACK_BOT = "slack_bot", "Slack channel (bot token)"
         KEP_OWNERS = "kep_owners", "The KEP's owners"
+        LIAISON = "liaison", "The request's liaison (Slack DM when linked, else email)"
 
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=16, choices=Kind.choices)
@@ -32,7 +33,7 @@ class Channel(models.Model):
         help_text=(
             'email: {"to": ["a@example.com"]} · slack_webhook: {"url": "https://hooks…"} · '
             'slack_bot: {"channel": "C0123", "token": "xoxb-… (default SLACK_BOT_TOKEN)"} · '
-            'kep_owners: {"via": "email" or "slack"}'
+            'kep_owners: {"via": "email" or "slack"} · liaison: {}'
         ),
     )
     failing = models.BooleanField(

@@ -12,6 +12,7 @@ from reminders.services import (
     deliveries_cancel_for_request,
     deliveries_create_for_correction,
     deliveries_create_for_event,
+    deliveries_create_for_grant_end,
     deliveries_sync_for_kep_owners,
     deliveries_sync_for_milestone,
     deliveries_sync_for_request,
@@ -56,3 +57,7 @@ def exception_decision_corrected(sender, *, request, correction, **kwargs) -> No
     # moved grant, cancelled for a rejection or a reopen (sync cancels what no rule wants).
     deliveries_sync_for_request(request=request)
     deliveries_create_for_correction(request=request, correction=correction)
+
+
+def exception_grant_ended(sender, *, request, grant_end, **kwargs) -> None:
+    deliveries_create_for_grant_end(request=request, grant_end=grant_end)

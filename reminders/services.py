@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, Prefetch, Q, prefetch_related_objects
 from django.db.models.functions import Coalesce
 
+from exceptions.followup import exception_grants_end
 from exceptions.models import ExceptionRequest
 from exceptions.selectors import effective_deadline
 from outbox import ratelimit
@@ -32,7 +33,7 @@ from releasecal import tz
 from releasecal.errors import DomainError
 from releasecal.models import EnhancementOwner, Milestone, MilestoneKind, Tracking
 from releasecal.services import milestone_kinds_ensure
-from reminders.channels import sender_for, target_key
+from reminders.channels import liaison_recipient, sender_for, target_key
 from reminders.messages import message_for_delivery
 from reminders.models import Channel, Delivery, ReminderRule
 from reminders.offsets import parse_offsets
@@ -373,6 +374,35 @@ def deliveries_create_for_correction(
     return created
 
 
+LIAISON_CHANNEL = "Exception liaisons"
+
+
+def deliveries_create_for_grant_end(*, request: ExceptionRequest, grant_end) -> list[int]:
+    """The liaison's notice that a granted time ended: one row (``event:grant_ended``) on
+    the liaisons' channel, to the liaison's Slack when linked, else their email, due now.
+    Written by the minute sweep (``exception_grants_end`` in ``deliveries_sweep``), whose
+    next step queues it. None for a liaison with neither (the cockpit lists the grant all
+    the same)."""
+    recipient = liaison_recipient(request.liaison)
+    if not recipient:
+        log.warning("request #%s: its grant ended and its liaison has neither Slack nor email", request.pk)
+        return []
+    channel, _ = Channel.objects.get_or_create(name=LIAISON_CHANNEL, defaults={"kind": Channel.Kind.LIAISON})
+    row, created = Delivery.objects.get_or_create(
+        request=request,
+        offset="event:grant_ended",
+        channel=channel,
+        recipient=recipient,
+        defaults={
+            "milestone_id": request.milestone_id,
+            "due_at": grant_end.recorded_at,
+            "deadline_at": grant_end.ended_at,
+            "deadline_zone": grant_end.ended_zone,
+        },
+    )
+    return [row.pk] if created else []
+
+
 # ------------------------------------------------------------------------- send
 
 
@@ -583,6 +613,7 @@ class SweepResult:
     reclaimed: int = 0
     missed: int = 0
     nudged: int = 0
+    grants_ended: int = 0
     queued: list[int] = field(default_factory=list)
     enqueue_failed: int = 0
 
@@ -646,7 +677,9 @@ def deliveries_sweep(
        pending, or to failed once attempts are used up.
     2. Pending rows more than the grace period past due, never attempted, become
        ``missed`` (not sent late silently).
-    3. Requests pending too long get their one nudge.
+    3. Requests pending too long get their one nudge; grants whose time ended are
+       recorded once each (``exceptions.followup.exception_grants_end``) and their
+       liaison's notice written.
     4. Due pending rows are marked queued and one send task per digest (the rows due
        for one channel or address whose rules may be combined; else per row) is queued.
        A Slack post's second is reserved here, once, and its task queued with a
@@ -659,6 +692,7 @@ def deliveries_sweep(
     result = SweepResult()
     result.reclaimed, result.missed = _reclaim_and_miss(now=now)
     result.nudged = _nudge(now)
+    result.grants_ended = len(exception_grants_end(now=now))
     ids = _mark_due_queued(now=now, limit=limit)
     # Queued to the broker by the sweep itself: each Slack post's second is reserved
     # here (an injected ``enqueue`` gets the ids alone and the send reserves its own).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
+from exceptions.followup import REMOVED_LABEL, grant_end_text, tracked_label
 from exceptions.models import UNRECORDED_GRANT, ExceptionRequest, days_label
 from exceptions.services import default_granted_until, request_warnings
 from releasecal import tz
@@ -12,6 +13,9 @@ from slack_integration.mrkdwn import context, escape, fallback, header, section
 
 APPROVE_ACTION = "exception_approve"
 REJECT_ACTION = "exception_reject"
+# The liaison's two outcomes when a granted time ended (value: the GrantEnd's id).
+GRANT_TRACKED_ACTION = "grant_tracked"
+GRANT_REMOVED_ACTION = "grant_removed"
 
 
 def request_title(request: ExceptionRequest) -> str:
@@ -123,3 +127,12 @@ def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
     if request.state != ExceptionRequest.State.PENDING:
         text += f" ({request.state})"
     return text, blocks
+
+
+def grant_end_resolved_message(grant_end) -> tuple[str, list]:
+    """The liaison's DM after the re-evaluation: the end of the grant, and what was chosen."""
+    request = grant_end.request
+    shown = tracked_label(request) if grant_end.outcome == "tracked" else REMOVED_LABEL
+    who = escape(grant_end.resolved_by.get_username()) if grant_end.resolved_by else "the release team"
+    text = f"{grant_end_text(grant_end)}. {shown}."
+    return fallback(text), [section(escape(grant_end_text(grant_end) + ".")), section(f"*{escape(shown)}*, by {who}.")]

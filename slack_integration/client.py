@@ -188,6 +188,10 @@ class SlackClient:
     def post_message(self, *, channel: str, text: str, blocks: list, **options) -> dict:
         return self.call("chat.postMessage", channel=channel, text=text, blocks=blocks, **options)
 
+    def permalink(self, *, channel: str, ts: str) -> dict:
+        """A message's link (``{"permalink": "https://…/archives/C…/p…"}``)."""
+        return self.call_form("chat.getPermalink", channel=channel, message_ts=ts)
+
     def update_message(self, *, channel: str, ts: str, text: str, blocks: list) -> dict:
         return self.call("chat.update", channel=channel, ts=ts, text=text, blocks=blocks)
 

@@ -14,11 +14,12 @@ import logging
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from exceptions import followup
 from exceptions import services as workflow
-from exceptions.models import ExceptionRequest
+from exceptions.models import ExceptionRequest, GrantEnd
 from releasecal.errors import DomainError
 from slack_integration import modal, services
-from slack_integration.blocks import APPROVE_ACTION, REJECT_ACTION
+from slack_integration.blocks import APPROVE_ACTION, GRANT_REMOVED_ACTION, GRANT_TRACKED_ACTION, REJECT_ACTION
 from slack_integration.models import SlackDecisionMessage
 from slack_integration.selectors import slack_identity_find
 from slack_integration.signature import slack_id, slack_signed, slack_ts
@@ -40,6 +41,8 @@ def decide_from_slack(*, payload: dict) -> str | None:
     actions = payload.get("actions")
     action = _obj(actions[0]) if isinstance(actions, list) and actions else {}
     action_id, value = action.get("action_id"), str(action.get("value", ""))
+    if action_id in GRANT_OUTCOMES:
+        return None  # the end of a grant's buttons: reevaluate_from_slack
     if action_id not in {APPROVE_ACTION, REJECT_ACTION}:
         return None
     slack_user_id = slack_id(_obj(payload.get("user")).get("id"))
@@ -65,6 +68,40 @@ def decide_from_slack(*, payload: dict) -> str | None:
             workflow.exception_request_reject(request=request, actor=identity.user, note="Rejected from Slack")
     except DomainError as exc:
         return exc.message
+    return None
+
+
+GRANT_OUTCOMES = {GRANT_TRACKED_ACTION: GrantEnd.Outcome.TRACKED, GRANT_REMOVED_ACTION: GrantEnd.Outcome.REMOVED}
+
+
+def reevaluate_from_slack(*, payload: dict) -> str | None:
+    """The liaison's DM buttons when a granted time ended: "Tracked for <freeze>" or
+    "Removed From Milestone" (``exceptions.followup.exception_grant_reevaluate``, the
+    cockpit's rule). Returns a message for the presser when nothing was done; on success
+    the DM is rewritten to say what was chosen."""
+    actions = payload.get("actions")
+    action = _obj(actions[0]) if isinstance(actions, list) and actions else {}
+    outcome, value = GRANT_OUTCOMES.get(action.get("action_id")), str(action.get("value", ""))
+    if outcome is None:
+        return None
+    user = _obj(payload.get("user"))
+    team_id = slack_id(user.get("team_id")) or slack_id(_obj(payload.get("team")).get("id"))
+    identity = slack_identity_find(slack_user_id=slack_id(user.get("id")), team_id=team_id, linked=True)
+    if identity is None:
+        return "Your Slack account is not linked to a releasecal user. Type /relcal link to link it."
+    grant_end = GrantEnd.objects.filter(pk=int(value)).first() if value.isdigit() else None
+    if grant_end is None:
+        return "This button names no granted time that ended."
+    try:
+        grant_end = followup.exception_grant_reevaluate(grant_end=grant_end, outcome=outcome, actor=identity.user)
+    except DomainError as exc:
+        return exc.message
+    channel = slack_id(_obj(payload.get("channel")).get("id")) or slack_id(
+        _obj(payload.get("container")).get("channel_id")
+    )
+    ts = slack_ts(_obj(payload.get("container")).get("message_ts")) or slack_ts(_obj(payload.get("message")).get("ts"))
+    if channel and ts:
+        services.slack_grant_end_resolved(channel=channel, ts=ts, grant_end=grant_end)
     return None
 
 
@@ -119,7 +156,7 @@ def interactions(request: HttpRequest, form: dict[str, str]) -> HttpResponse:
         return JsonResponse(answer) if answer else HttpResponse(status=200)
     if payload.get("type") != "block_actions":
         return HttpResponse(status=200)
-    problem = decide_from_slack(payload=payload)
+    problem = decide_from_slack(payload=payload) or reevaluate_from_slack(payload=payload)
     if problem:
         services.slack_post_ephemeral(
             channel=slack_id(_obj(payload.get("channel")).get("id")),

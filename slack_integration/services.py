@@ -7,6 +7,7 @@ import logging
 from django.conf import settings
 from django.db import transaction
 
+from exceptions import followup
 from exceptions.models import ExceptionRequest
 from outbox.errors import TransportError
 from releasecal import tz
@@ -44,7 +45,32 @@ def slack_post_exception_request(*, request_id: int) -> SlackDecisionMessage | N
         return existing
     text, content = blocks.request_message(request)
     data = client.post_message(channel=channel, text=text, blocks=content)
-    return SlackDecisionMessage.objects.create(request=request, channel=data["channel"], ts=data["ts"])
+    message = SlackDecisionMessage.objects.create(request=request, channel=data["channel"], ts=data["ts"])
+    _keep_thread(client, request, message)
+    return message
+
+
+def _keep_thread(client, request: ExceptionRequest, message: SlackDecisionMessage) -> None:
+    """The request's Slack thread (chat.getPermalink) on the request: the board's
+    "Exception Request Slack Thread". A link Slack does not give is logged, not fatal:
+    the post is made."""
+    try:
+        answer = client.permalink(channel=message.channel, ts=message.ts)
+    except TransportError as exc:
+        logger.warning("request #%s: no permalink for its Slack post: %s", request.pk, exc)
+        return
+    permalink = str(answer.get("permalink") or "")
+    if permalink.startswith("https://"):
+        followup.exception_request_slack_thread_set(request_id=request.pk, url=permalink)
+
+
+def slack_grant_end_resolved(*, channel: str, ts: str, grant_end) -> None:
+    """Rewrite the liaison's DM once the KEP is re-evaluated: what was chosen, by whom."""
+    client = bot_client()
+    if client is None:
+        return
+    text, content = blocks.grant_end_resolved_message(grant_end)
+    client.update_message(channel=channel, ts=ts, text=text, blocks=content)
 
 
 def slack_update_exception_messages(*, request_id: int) -> int:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.message
+import re
 from dataclasses import asdict, dataclass, field
 
 from exceptions.fields import RequestFields
@@ -105,6 +106,7 @@ class ThreadReading:
     milestone_kind: Inference = field(default_factory=lambda: Inference("", ""))
     release: Inference = field(default_factory=lambda: Inference("", ""))
     warnings: list[str] = field(default_factory=list)
+    thread_url: str = ""  # the mailing list's web page of the thread (Google Groups' footer)
 
     def as_dict(self) -> dict:
         """JSON-safe; ``POST /api/v1/exceptions/parse/`` serves it as is."""
@@ -115,6 +117,18 @@ class ThreadReading:
         data["inferred"] = {"milestone_kind": self.milestone_kind.as_dict(), "release": self.release.as_dict()}
         data["warnings"] = list(dict.fromkeys([*data["warnings"], *self.warnings]))
         return data
+
+
+# Google Groups ends each message with "To view this discussion visit
+# https://groups.google.com/d/msgid/<group>/<message id>." (older: "on the web visit").
+GROUPS_LINK = re.compile(r"https://groups\.google\.com/(?:d/msgid|g/[\w.-]+/c)/[^\s<>\"]+")
+
+
+def thread_link(text: str) -> str:
+    """The first Google Groups link of a thread to its discussion (the list's web page of
+    the thread, the board's Exception Request Link), or ""."""
+    found = GROUPS_LINK.search(text)
+    return found.group(0).rstrip(".,;)") if found and len(found.group(0)) <= 500 else ""
 
 
 def _request(thread: Thread) -> tuple[ParsedRequest, Authors, TemplateReading]:
@@ -228,7 +242,7 @@ def read_thread(
     kind = classify_non_request(thread.text, template)
     if kind:
         raise NotARequest(NON_REQUEST_MESSAGES[kind], extra={"kind": kind})
-    reading = ThreadReading(text=text, request=parsed)
+    reading = ThreadReading(text=text, request=parsed, thread_url=thread_link(text))
     reading.until, more = _until_instant(parsed, received_at)
     reading.warnings += more
     budget.check()

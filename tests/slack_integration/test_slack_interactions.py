@@ -42,7 +42,7 @@ def press(client, request: ExceptionRequest, action: str, slack_user: str, team:
 
 
 def test_a_new_request_is_posted_with_approve_and_reject_buttons(posted, fake_slack):
-    assert fake_slack.methods() == ["chat.postMessage"]
+    assert fake_slack.methods() == ["chat.postMessage", "chat.getPermalink"]  # the thread kept on the request
     message = fake_slack.calls[0].data
     assert message["channel"] == "C0RELEASE"
     actions = next(b for b in message["blocks"] if b["type"] == "actions")
@@ -57,7 +57,7 @@ def test_a_new_request_is_posted_with_approve_and_reject_buttons(posted, fake_sl
 
 def test_posting_twice_does_not_post_twice(posted, fake_slack):
     tasks.slack_post_exception_request(posted.pk)
-    assert fake_slack.methods() == ["chat.postMessage"]
+    assert fake_slack.methods() == ["chat.postMessage", "chat.getPermalink"]
 
 
 def test_a_mapped_release_team_member_approves_and_the_message_is_updated(

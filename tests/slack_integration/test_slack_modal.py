@@ -156,7 +156,9 @@ def test_submitting_files_the_request_posts_it_to_the_channel_and_dms_the_reques
         "https://github.com/kubernetes/kubernetes/pull/1", "https://github.com/kubernetes/kubernetes/pull/2"
     ]  # fmt: skip
     assert (revision.stage, revision.sig, revision.risks_cutting) == ("beta", "node", "Users wait a release.")
-    assert fake_slack.methods() == ["views.open", "chat.postMessage", "conversations.open", "chat.postMessage"]
+    assert fake_slack.methods() == [
+        "views.open", "chat.postMessage", "chat.getPermalink", "conversations.open", "chat.postMessage"
+    ]  # fmt: skip
     post, dm = fake_slack.matching(lambda c: c.method == "chat.postMessage")
     assert post.data["channel"] == "C0RELEASE"
     assert [e["action_id"] for b in post.data["blocks"] if b["type"] == "actions" for e in b["elements"]] == [

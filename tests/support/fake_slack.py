@@ -315,6 +315,14 @@ class FakeSlack:
                     else:
                         self._reply_json(call, {"ok": True, "channel": {"id": f"D{users}"}})
                     return
+                if is_api and call.method == "chat.getPermalink":
+                    channel, ts = str(payload.get("channel", "")), str(payload.get("message_ts", ""))
+                    if not channel or not ts:
+                        self._reply_json(call, {"ok": False, "error": "message_not_found"})
+                    else:
+                        link = f"https://releasecal-test.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+                        self._reply_json(call, {"ok": True, "channel": channel, "permalink": link})
+                    return
                 if is_api and call.method == "views.publish":
                     self._reply_json(call, {"ok": True, "view": {"id": "V0HOME", **payload.get("view", {})}})
                     return

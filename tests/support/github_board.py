@@ -9,11 +9,15 @@ import pytest
 
 from github.models import Board
 from tests.support.fake_github import FakeGitHub, k8s_board
+from tests.support.fake_github.schemas import graphql_schema
 
 
 @pytest.fixture
 def github():
-    """A running fake GitHub; at the end, every REST answer passed the OpenAPI check."""
+    """A running fake GitHub; at the end, every REST answer passed the OpenAPI check.
+    GitHub's GraphQL schema is built here, once per process (seconds on a loaded
+    machine), not inside the first request, whose client waits GITHUB_TIMEOUT only."""
+    graphql_schema()
     with FakeGitHub() as running:
         yield running
         running.check()

@@ -15,6 +15,7 @@ import signal
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
+from urllib.parse import quote
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -40,6 +41,12 @@ I would like to request an exception for the following enhancement.
 * Risks from cutting enhancement: (partial implementation, critical customer usecase, etc.) A release of delay.
 
 Thanks!
+
+--
+You received this message because you are subscribed to the Google Groups "kubernetes-sig-release" group.
+To unsubscribe from this group and stop receiving emails from it, send an email to
+kubernetes-sig-release+unsubscribe@googlegroups.com.
+To view this discussion visit https://groups.google.com/d/msgid/kubernetes-sig-release/{msgid}.
 """
 
 
@@ -108,7 +115,8 @@ class Command(BaseCommand):
             msg["Subject"] = f"Exception Request for KEP-{kep.number} ({milestone.kind_name})"
             msg["Date"] = format_datetime(tz.utc_now())
             msg["Message-ID"] = make_msgid(domain="releasecal.demo")
-            msg.set_content(DEMO_BODY.format(title=kep.title, sig=kep.owning_sig, number=kep.number))
+            msgid = quote(msg["Message-ID"].strip("<>"), safe="")
+            msg.set_content(DEMO_BODY.format(title=kep.title, sig=kep.owning_sig, number=kep.number, msgid=msgid))
             server.append(user, password, msg.as_bytes())
             self.stderr.write(
                 f"Demo mailbox on 127.0.0.1:{server.port} holds a request for KEP-{kep.number} "
