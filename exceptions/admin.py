@@ -43,6 +43,7 @@ from exceptions.models import (
 )
 from exceptions.selectors import decision_text, grant_conflicts, kep_effective_deadline, request_deadlines
 from exceptions.services import (
+    COMBINED_FREEZES,
     DECIDE_PERMISSION,
     RequestFields,
     default_granted_until,
@@ -139,7 +140,7 @@ class SubmitForm(forms.ModelForm):
 
     class Meta:
         model = ExceptionRequest
-        fields = ["enhancement", "milestone"]
+        fields = ["enhancement", "milestone", "also_milestone"]
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -149,6 +150,18 @@ class SubmitForm(forms.ModelForm):
                 Milestone.objects.filter(kind__allows_exceptions=True, cancelled=False)
                 .select_related("release")
                 .order_by("-release__start_date", "closes_at", "id")
+            )
+        if "also_milestone" in self.fields:
+            self.fields["also_milestone"].queryset = (
+                Milestone.objects.filter(kind__slug__in=COMBINED_FREEZES, cancelled=False)
+                .select_related("release")
+                .order_by("-release__start_date", "closes_at", "id")
+            )
+            self.fields["also_milestone"].label = "Also the freeze"
+            self.fields[
+                "also_milestone"
+            ].help_text = (
+                "A PRR freeze request may also name its release's enhancements freeze, with one completion date."
             )
 
     def clean(self):
@@ -171,6 +184,7 @@ class SubmitForm(forms.ModelForm):
                 requester_name=cleaned.get("requester_name") or "",
                 submitted_at=cleaned.get("submitted_at"),
                 entered_by=self.user,
+                also_milestone=cleaned.get("also_milestone"),
             )
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from exc
@@ -382,6 +396,9 @@ def decision_summary(obj: ExceptionRequest) -> dict:
         ("Freeze", f"{milestone.title}: {milestone.display()}"),
         ("Days requested", days_label(obj.days)),
     ]
+    if obj.also_milestone_id:
+        also = obj.also_milestone
+        facts.insert(2, ("Also the freeze", f"{also.title}: {also.display()} (one completion date for both)"))
     if current is not None and current.until_text:
         until = current.until_text
         if current.until_at:
@@ -497,7 +514,10 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
     list_filter = ["state", WaitingFilter, "release", MilestoneFilter, SigFilter, LiaisonFilter]
     search_fields = ["enhancement__number__exact", "enhancement__title", "revisions__enhancement_name"]
     search_help_text = "KEP number (2400 or KEP-2400) or name"
-    list_select_related = ["enhancement", "milestone", "milestone__release", "release", "decision", "liaison"]
+    list_select_related = [
+        *("enhancement", "milestone", "milestone__release", "release", "decision", "liaison"),
+        "also_milestone",
+    ]
     autocomplete_fields = ["enhancement"]  # thousands of KEPs: searched, not listed
     actions = ["approve_selected", "reject_selected"]
     shown_fields = [
@@ -516,7 +536,10 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
         "warnings_shown",
     ]
     add_fieldsets = [
-        (None, {"fields": ["enhancement", "milestone", "requester", "requester_name", "submitted_at"]}),
+        (
+            None,
+            {"fields": ["enhancement", "milestone", "also_milestone", "requester", "requester_name", "submitted_at"]},
+        ),
         (
             "The request template",
             {
@@ -599,6 +622,8 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
 
     @admin.display(description="Freeze")
     def freeze(self, obj: ExceptionRequest) -> str:
+        if obj.also_milestone_id:
+            return f"{obj.milestone.display()} + {obj.also_milestone.title}"
         return obj.milestone.display()
 
     @admin.display(description="Requester")

@@ -65,6 +65,7 @@ def _request_queryset():
         "liaison",
         "enhancement",
         "milestone__kind",
+        "also_milestone__kind",
         "requester",
         "decision__decided_by",
     ).prefetch_related(
@@ -94,7 +95,8 @@ def _request_list_queryset():
         # Only the columns the output reads: building 300 rows of full models (users'
         # passwords, the release's links) was most of the time left.
         .only(
-            *("id", "release", "enhancement", "milestone", "requester", "requester_name", "on_behalf_of"),
+            *("id", "release", "enhancement", "milestone", "also_milestone", "requester", "requester_name"),
+            "on_behalf_of",
             *("state", "days", "filed_after_window", "from_archive", "received_at"),
             *("liaison", "slack_thread_url", "board_item_url"),
             "submitted_at",
@@ -104,11 +106,14 @@ def _request_list_queryset():
         )
         .prefetch_related(
             Prefetch("release", queryset=Release.objects.only("slug", "zone", "exception_warn_days")),
-            Prefetch(
-                "milestone",
-                queryset=Milestone.objects.select_related("kind").only(
-                    "release", "kind__slug", "title", "zone", "at", "on_date"
-                ),
+            *(
+                Prefetch(
+                    name,
+                    queryset=Milestone.objects.select_related("kind").only(
+                        "release", "kind__slug", "title", "zone", "at", "on_date"
+                    ),
+                )
+                for name in ("milestone", "also_milestone")
             ),
             Prefetch("requester", queryset=User.objects.only("username")),
             Prefetch("liaison", queryset=User.objects.only("username")),
@@ -227,6 +232,9 @@ class ExceptionOutputSerializer(TimeAwareOutputSerializer):
     release = serializers.CharField(source="release.slug")
     kep = KepRefSerializer(source="enhancement")
     milestone = MilestoneRefSerializer()
+    also_milestone = MilestoneRefSerializer(
+        allow_null=True, help_text="The second freeze a PRR + enhancements freeze request names (one completion date)"
+    )
     requester = serializers.CharField(source="requester_label")
     on_behalf_of = serializers.CharField(help_text="Whom the requester asks for, when the email says so")
     days = serializers.IntegerField()
@@ -380,6 +388,14 @@ class ExceptionListCreateApi(generics.ListAPIView):
         )
         release = serializers.CharField(required=False, max_length=32, help_text="Release slug, with kind")
         kind = serializers.CharField(required=False, max_length=48, help_text="Milestone kind, e.g. code-freeze")
+        also_milestone = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            max_value=MAX_ID,
+            help_text="Milestone id of a second freeze asked with one completion date: only the enhancements "
+            "freeze of a PRR freeze request (or the PRR freeze of an enhancements freeze one), same release",
+        )
         submitted_at = serializers.CharField(
             required=False,
             max_length=64,
@@ -417,6 +433,9 @@ class ExceptionListCreateApi(generics.ListAPIView):
         milestone = exception_milestone_get(
             milestone_id=data.get("milestone"), release_slug=data.get("release"), kind=data.get("kind")
         )
+        also_milestone = None
+        if data.get("also_milestone"):
+            also_milestone = exception_milestone_get(milestone_id=data["also_milestone"])
         on_behalf = "submitted_at" in data or bool(data.get("requester_name"))
         if on_behalf and not _can_act_for_others(request.user, milestone.release):
             raise NotAllowed(
@@ -434,6 +453,7 @@ class ExceptionListCreateApi(generics.ListAPIView):
             requester_name=data.get("requester_name", ""),
             submitted_at=submitted_at,
             entered_by=request.user,
+            also_milestone=also_milestone,
         )
         return _detail(request, created, status.HTTP_201_CREATED)
 

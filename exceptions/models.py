@@ -28,6 +28,18 @@ class ExceptionRequest(models.Model):
     release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="exception_requests")
     enhancement = models.ForeignKey(Enhancement, on_delete=models.PROTECT, related_name="exception_requests")
     milestone = models.ForeignKey(Milestone, on_delete=models.PROTECT, related_name="exception_requests")
+    # A request may name two freezes with one completion date (the handbook, 2025-2026):
+    # the PRR freeze (``milestone``) and the same release's enhancements freeze (here).
+    # ``ExceptionRequestFreeze`` holds one row per freeze named, so the database keeps
+    # "one live request per KEP per freeze" across both columns.
+    also_milestone = models.ForeignKey(
+        Milestone,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="combined_exception_requests",
+        help_text="The enhancements freeze, when a PRR freeze request also covers it (one completion date)",
+    )
     requester = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="exception_requests"
     )
@@ -124,7 +136,37 @@ class ExceptionRequest(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Exception #{self.pk} for KEP-{self.enhancement.number} ({self.milestone.title})"
+        return f"Exception #{self.pk} for KEP-{self.enhancement.number} ({self.freezes_title})"
+
+    def save(self, *args, **kwargs):
+        adding = self._state.adding
+        super().save(*args, **kwargs)
+        # One row per freeze named, written with the request on every path that creates
+        # one (the services, the exceptions.yaml import); ``live`` follows the state
+        # (pending or approved) on every path that saves it (a decision, a withdrawal, a
+        # correction that reopens it).
+        live = self.state in self.ACTIVE_STATES
+        if adding:
+            ExceptionRequestFreeze.objects.bulk_create(
+                ExceptionRequestFreeze(request=self, enhancement_id=self.enhancement_id, milestone_id=pk, live=live)
+                for pk in self.milestone_ids
+            )
+            return
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None or "state" in update_fields:
+            self.freeze_rows.exclude(live=live).update(live=live)
+
+    @property
+    def milestone_ids(self) -> list[int]:
+        """The freezes the request names: its milestone, and the second one if any."""
+        return [self.milestone_id] + ([self.also_milestone_id] if self.also_milestone_id else [])
+
+    @property
+    def freezes_title(self) -> str:
+        """ "PRR Freeze", or "PRR Freeze and Enhancements Freeze" for a request naming both."""
+        if self.also_milestone_id is None:
+            return self.milestone.title
+        return f"{self.milestone.title} and {self.also_milestone.title}"
 
     @property
     def current(self) -> ExceptionRequestRevision:
@@ -155,6 +197,31 @@ class ExceptionRequest(models.Model):
     def waiting_since(self):
         """Waiting for a decision counts from when releasecal received the request."""
         return self.received_at or self.submitted_at
+
+
+class ExceptionRequestFreeze(models.Model):
+    """One row per freeze a request names (one, or two for a PRR + enhancements freeze
+    request), so that the database refuses a second live request of a KEP for a freeze
+    whichever column of the request names it. ``live`` follows the request's state
+    (``ExceptionRequest.save``); ``enhancement`` is the request's, copied for the index."""
+
+    request = models.ForeignKey(ExceptionRequest, on_delete=models.CASCADE, related_name="freeze_rows")
+    enhancement = models.ForeignKey(Enhancement, on_delete=models.PROTECT, related_name="+")
+    milestone = models.ForeignKey(Milestone, on_delete=models.PROTECT, related_name="+")
+    live = models.BooleanField(default=True, help_text="The request is pending or approved")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["request", "milestone"], name="one_freeze_row_per_request_and_freeze"),
+            models.UniqueConstraint(
+                fields=["enhancement", "milestone"],
+                condition=Q(live=True),
+                name="one_live_request_per_kep_per_freeze",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.request_id} names milestone #{self.milestone_id}"
 
 
 class ExceptionRequestRevision(models.Model):

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from exceptions.models import UNRECORDED_GRANT, ExceptionRequest
 from releasecal import selectors as schedule
@@ -190,14 +190,18 @@ def effective_deadlines(
     ``(enhancement_id, milestone_id)``."""
     milestones = list(milestones)
     enhancements = list(enhancements)
-    granted = {
-        (req.enhancement_id, req.milestone_id): req
-        for req in ExceptionRequest.objects.filter(
-            state=ExceptionRequest.State.APPROVED,
-            milestone__in=[m.pk for m in milestones],
-            enhancement__in=[e.pk for e in enhancements],
-        ).select_related("decision")
-    }
+    ids = [m.pk for m in milestones]
+    granted = {}
+    # A request naming two freezes (PRR + enhancements) grants its one completion date
+    # for each of them.
+    for req in ExceptionRequest.objects.filter(
+        Q(milestone__in=ids) | Q(also_milestone__in=ids),
+        state=ExceptionRequest.State.APPROVED,
+        enhancement__in=[e.pk for e in enhancements],
+    ).select_related("decision"):
+        for milestone_id in (req.milestone_id, req.also_milestone_id):
+            if milestone_id is not None:
+                granted[(req.enhancement_id, milestone_id)] = req
     stops = hard_stops({m.release_id for m in milestones}) if granted else {}
     # Each milestone's own deadline once, not once per KEP (a SIG has hundreds).
     own = [(milestone, milestone.deadline) for milestone in milestones]

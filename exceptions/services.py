@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from exceptions import signals
 from exceptions.fields import FIELD_LABELS, RequestFields
@@ -114,6 +115,33 @@ def request_window_closes(milestone: Milestone) -> dt.datetime:
     plus its request window, counted on the UTC timeline (72 h is 72 h across a DST
     change)."""
     return milestone.deadline + dt.timedelta(hours=request_window_hours(milestone))
+
+
+# The freezes one request may name together, first and second (the handbook, 2025-2026:
+# "one request may cover both the PRR freeze and the enhancements freeze").
+COMBINED_FREEZES = ("prr-freeze", "enhancements-freeze")
+
+
+def check_combined_freezes(
+    milestone: Milestone, also_milestone: Milestone | None
+) -> tuple[Milestone, Milestone | None]:
+    """(first freeze, second freeze) of a request, or PolicyViolation: a second freeze
+    is only the enhancements freeze of a PRR freeze request, in the same release (named
+    in either order: the PRR freeze comes first)."""
+    if also_milestone is None:
+        return milestone, None
+    pair = {milestone.kind.slug, also_milestone.kind.slug}
+    if pair != set(COMBINED_FREEZES) or milestone.release_id != also_milestone.release_id:
+        raise PolicyViolation(
+            "A request names two freezes only for the PRR freeze and the enhancements freeze of one release "
+            f"(one completion date); {milestone.title} ({milestone.release.slug}) and {also_milestone.title} "
+            f"({also_milestone.release.slug}) cannot be asked together: file one request per freeze.",
+            extra={"milestone": milestone.pk, "also_milestone": also_milestone.pk},
+        )
+    if milestone.kind.slug != COMBINED_FREEZES[0]:
+        milestone, also_milestone = also_milestone, milestone
+    _check_extendable(also_milestone)
+    return milestone, also_milestone
 
 
 def _check_extendable(milestone: Milestone) -> None:
@@ -334,6 +362,7 @@ def exception_request_submit(
     after_window_allowed: bool = False,
     from_archive: bool = False,
     thread_url: str = "",
+    also_milestone: Milestone | None = None,
 ) -> ExceptionRequest:
     """File a request. Enforces the window, one live request per KEP per milestone, and
     that a rejected request is not re-filed asking for fewer days.
@@ -352,9 +381,14 @@ def exception_request_submit(
     thread: the reader never drops a real request); self-service filing leaves it False.
     ``from_archive``: filed without the new-request mail and nudges (see
     ``request_from_archive``). ``thread_url``: the mailing list's page of the thread.
+    ``also_milestone``: the second freeze of a combined
+    request (``check_combined_freezes``: a PRR freeze request may also name the same
+    release's enhancements freeze, with one completion date); the window is the first
+    freeze's, and the one-live-request rule holds for each freeze.
 
     Sends ``exception_request_submitted`` in the transaction: the reminder ledger writes
     the "new request" notifications, Slack posts it to the release team on commit."""
+    milestone, also_milestone = check_combined_freezes(milestone, also_milestone)
     fields = _check_fields(fields, milestone)
     release = milestone.release
     now = tz.utc_now()
@@ -372,14 +406,18 @@ def exception_request_submit(
     check_removed_kep(enhancement, milestone)
     # Lock the KEP so two simultaneous filings for it serialise here.
     Enhancement.objects.select_for_update().get(pk=enhancement.pk)
-    earlier = list(
-        ExceptionRequest.objects.filter(enhancement=enhancement, milestone=milestone).order_by("-submitted_at")
-    )
+    freezes = [milestone] + ([also_milestone] if also_milestone else [])
+    for freeze in freezes[1:]:
+        check_removed_kep(enhancement, freeze)
+    named = Q(milestone__in=freezes) | Q(also_milestone__in=freezes)
+    earlier = list(ExceptionRequest.objects.filter(named, enhancement=enhancement).order_by("-submitted_at"))
     for other in earlier:
         if other.state in ExceptionRequest.ACTIVE_STATES:
+            both = {other.milestone_id, other.also_milestone_id}
+            freeze = next(f for f in freezes if f.pk in both)
             raise PolicyViolation(
                 f"KEP-{enhancement.number} already has a {other.state} exception request (#{other.pk}) "
-                f"for {milestone.title}; amend that one instead of filing another.",
+                f"for {freeze.title}; amend that one instead of filing another.",
                 extra={"existing_request": other.pk, "state": other.state},
             )
     # An imported rejection (exceptions.yaml) may not record the days asked: it bounds nothing.
@@ -411,7 +449,8 @@ def exception_request_submit(
                 from_archive=from_archive,
                 liaison=release_liaison_default(release),
                 thread_url=thread_url[:500],
-            )
+                also_milestone=also_milestone,
+            )  # with its ExceptionRequestFreeze rows (ExceptionRequest.save)
     except IntegrityError:
         raise Conflict(
             f"KEP-{enhancement.number} already has a live exception request for {milestone.title}."

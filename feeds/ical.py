@@ -293,18 +293,21 @@ def extension_event(
 
     label = f"KEP-{kep.number}"
     status = {"approved": "CONFIRMED", "pending": "TENTATIVE"}.get(state, "CANCELLED")
+    # A request naming two freezes (PRR + enhancements) is one event, one completion
+    # date, under its one UID: its summary and description name both freezes.
+    freezes = request.freezes_title
     if superseded:
-        granted = f"{milestone.title} extension for {label} superseded by the freeze"
+        granted = f"{freezes} extension for {label} superseded by the freeze"
     elif unrecorded:
-        granted = f"{milestone.title} extension granted for {label}, deadline not recorded"
+        granted = f"{freezes} extension granted for {label}, deadline not recorded"
     else:
-        granted = f"{milestone.title} extended for {label}"
+        granted = f"{freezes} extended for {label}"
     headline = {
         "approved": granted,
-        "pending": f"{milestone.title} extension requested for {label} (pending)",
-        "rejected": f"{milestone.title} extension for {label} (rejected)",
-        "withdrawn": f"{milestone.title} extension for {label} (withdrawn)",
-    }.get(state, f"{milestone.title} extension for {label} ({state})")
+        "pending": f"{freezes} extension requested for {label} (pending)",
+        "rejected": f"{freezes} extension for {label} (rejected)",
+        "withdrawn": f"{freezes} extension for {label} (withdrawn)",
+    }.get(state, f"{freezes} extension for {label} ({state})")
     summary = f"[{release.slug}] {headline}{_summary_suffix(instant, zone)}"
 
     sig = f" (SIG {kep.owning_sig})" if kep.owning_sig else ""
@@ -345,6 +348,9 @@ def extension_event(
     lines.extend(_fold_line(zone, instant))
     original_line = f"Original {milestone.title}: {tz.render_with_aoe(original, milestone.zone)}"
     lines.append(original_line)
+    also = request.also_milestone if request.also_milestone_id else None
+    if also is not None:
+        lines.append(f"Original {also.title}: {tz.render_with_aoe(also.deadline, also.zone)}")
     if decision is not None and decision.note:
         lines.append("Decision note: " + decision.note)
     page = f"{site_url}/releases/{release.slug}/exceptions/"

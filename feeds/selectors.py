@@ -372,7 +372,13 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
         )
         requests = list(
             scope.requests.select_related(
-                "release", "enhancement", "milestone", "milestone__release", "milestone__kind", "decision"
+                "release",
+                "enhancement",
+                "milestone",
+                "milestone__release",
+                "milestone__kind",
+                "decision",
+                "also_milestone",
             )
             .annotate(revision_count=revision_count, correction_count=correction_count)
             .order_by("pk")

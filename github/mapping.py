@@ -120,6 +120,10 @@ def wanted_values(request, *, on_draft: bool) -> dict[str, Value]:
     a field releasecal knows nothing of is left out (never cleared). A draft item holds
     the exception's fields only: the KEP's Status lives on its issue's item."""
     values: dict[str, Value] = {}
+    # A request naming the PRR and the enhancements freeze is one request with one
+    # completion date: one item whose single-select type is its first freeze, "PRR
+    # Freeze" (the handbook keeps draft items for a *second* exception of a KEP, and the
+    # type cannot hold two freezes); releasecal's record keeps both (docs/github.md).
     option = TYPE_BY_KIND.get(request.milestone.kind.slug)
     if option:
         values[TYPE] = option

@@ -66,7 +66,7 @@ def message_for_delivery(delivery, *, now: dt.datetime | None = None) -> Message
     if delivery.request_id:
         request = delivery.request
         kep = request.enhancement
-        subject = f"{release.name}: KEP-{kep.number}'s exception for {milestone.title}"
+        subject = f"{release.name}: KEP-{kep.number}'s exception for {request.freezes_title}"
         headline = f"{subject} ends now" if when == "now" else f"{subject} ends {when}"
         return Message(
             headline=headline,
@@ -108,6 +108,9 @@ def _event_message(delivery, event: str, *, footer: str, late: str, now: dt.date
     link = _site(f"/admin/exceptions/exceptionrequest/{request.pk}/change/")
     what = f"KEP-{kep.number} ({kep.title}, SIG {kep.owning_sig})"
     freeze = deadline_sentence(f"{milestone.title}", milestone.deadline, milestone.zone)
+    if request.also_milestone_id:  # a request naming two freezes shows both
+        also = request.also_milestone
+        freeze += " " + deadline_sentence(f"{also.title}", also.deadline, also.zone)
     if event == "submitted":
         return Message(
             headline=f"New exception request #{request.pk}: {what} asks for {request.days} more days",
@@ -153,7 +156,7 @@ def _event_message(delivery, event: str, *, footer: str, late: str, now: dt.date
         return Message(
             headline=f"Exception request #{request.pk} for {what} was approved by {by}",
             deadline_sentence=(
-                deadline_sentence(f"New deadline for {milestone.title}", deadline.instant, deadline.zone)
+                deadline_sentence(f"New deadline for {request.freezes_title}", deadline.instant, deadline.zone)
                 if deadline.grant_recorded
                 else f"Extension of {milestone.title} {UNRECORDED_GRANT}."
             ),

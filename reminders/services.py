@@ -489,7 +489,11 @@ def deliveries_send(
         return "not-claimed"
     if any(row.request_id for row in loaded):
         prefetch_related_objects(
-            loaded, Prefetch("request", queryset=ExceptionRequest.objects.select_related("enhancement", "release"))
+            loaded,
+            Prefetch(
+                "request",
+                queryset=ExceptionRequest.objects.select_related("enhancement", "release", "also_milestone"),
+            ),
         )
     first = loaded[0]
     key = target_key(first.channel, first.recipient) if settings.OUTBOX_SLACK_CHANNEL_RATE > 0 else None

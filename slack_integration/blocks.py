@@ -86,7 +86,13 @@ def request_message(request: ExceptionRequest) -> tuple[str, list[dict]]:
     milestone = request.milestone
     revision = request.current
     lines = [
-        f"*Milestone:* {escape(milestone.title)}, {tz.render_deadline(milestone.deadline, milestone.zone)}",
+        f"*Milestone:* {escape(milestone.title)}, {tz.render_deadline(milestone.deadline, milestone.zone)}"
+        + (
+            f"; also {escape(request.also_milestone.title)}, "
+            f"{tz.render_deadline(request.also_milestone.deadline, request.also_milestone.zone)} (one completion date)"
+            if request.also_milestone_id
+            else ""
+        ),
         f"*Days requested:* {days_label(request.days)}"
         + (f" (until {escape(revision.until_text)})" if revision is not None and revision.until_text else ""),
         f"*Requested by:* {escape(request.requester_label)} on {tz.render(request.submitted_at, request.release.zone)}",
