@@ -495,7 +495,7 @@ class WaitingFilter(admin.SimpleListFilter):
                     cancelled=False,
                     exception_requests__state=ExceptionRequest.State.PENDING,
                 )
-                .select_related("release")
+                .select_related("release", "kind")
                 .distinct()
             )
             closing = [m.pk for m in freezes if now <= request_window_closes(m) <= now + dt.timedelta(hours=24)]
@@ -514,9 +514,10 @@ class ExceptionRequestAdmin(PlainActionCheckbox, admin.ModelAdmin):
     list_filter = ["state", WaitingFilter, "release", MilestoneFilter, SigFilter, LiaisonFilter]
     search_fields = ["enhancement__number__exact", "enhancement__title", "revisions__enhancement_name"]
     search_help_text = "KEP number (2400 or KEP-2400) or name"
+    # milestone__kind: each row's request window is its kind's (request_window_closes).
     list_select_related = [
-        *("enhancement", "milestone", "milestone__release", "release", "decision", "liaison"),
-        "also_milestone",
+        *("enhancement", "milestone", "milestone__release", "milestone__kind", "release", "decision"),
+        *("liaison", "also_milestone"),
     ]
     autocomplete_fields = ["enhancement"]  # thousands of KEPs: searched, not listed
     actions = ["approve_selected", "reject_selected"]
