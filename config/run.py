@@ -5,6 +5,10 @@ Starts, beside each other, in this process's group:
 - the demo mailbox (``manage.py intake_demo_mailbox``: a local dovecot holding one
   exception request, when Debian's dovecot is installed), its ``INTAKE_IMAP_*`` settings
   passed to the worker;
+- the demo's GitHub board (``manage.py github_demo_board --write``: the test suite's fake
+  GitHub on a free port, the current release's board read-write on it), its
+  ``GITHUB_API_URL`` and ``GITHUB_TOKEN`` passed to the worker and the server; not when
+  GitHub credentials are set (the real board);
 - a Celery worker with its beat, started again a second after it exits (kombu's Redis
   transport can end the worker when the broker connection drops, issue 13 item 13);
 - Django's development server on 127.0.0.1:PORT.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import selectors
 import shutil
 import signal
 import subprocess
@@ -126,6 +131,44 @@ def start_mailbox(python: str, directory: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
 
 
+BOARD_READY = 30.0  # seconds the demo board may take to print its settings
+BOARD_SETTINGS = ("GITHUB_API_URL", "GITHUB_TOKEN")
+
+
+def start_board(python: str) -> tuple[subprocess.Popen | None, dict[str, str]]:
+    """The demo's GitHub board (``manage.py github_demo_board --write``: the test suite's
+    fake GitHub on a free port, the current release's board read-write on it) and the
+    settings that point the worker and the server at it. Not started when GitHub
+    credentials are set (the real board, README "The release board on GitHub"), nor when
+    the fake cannot run (its requirements missing): then (None, {})."""
+    if os.environ.get("GITHUB_TOKEN") or os.environ.get("GITHUB_APP_ID"):
+        return None, {}
+    board = subprocess.Popen(  # noqa: S603 - our own interpreter and manage.py
+        [python, "manage.py", "github_demo_board", "--port", "0", "--write"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    found: dict[str, str] = {}
+    deadline = time.monotonic() + BOARD_READY
+    with selectors.DefaultSelector() as waiting:
+        waiting.register(board.stdout, selectors.EVENT_READ)
+        while len(found) < 5 and time.monotonic() < deadline:
+            if not waiting.select(timeout=max(deadline - time.monotonic(), 0)):
+                break
+            line = board.stdout.readline()
+            if not line:  # it stopped (its message is on stderr)
+                break
+            key, _, value = line.strip().partition("=")
+            found[key] = value
+    if not all(found.get(key) for key in BOARD_SETTINGS):
+        stop_all(trees=[board.pid], groups=[])
+        board.wait()
+        print("run: no demo GitHub board (see the line above); the rest runs without it", file=sys.stderr, flush=True)
+        return None, {}
+    return board, {key: found[key] for key in BOARD_SETTINGS}
+
+
 def mailbox_pid(directory: Path) -> int | None:
     try:
         return int((directory / "run" / "master.pid").read_text().split()[0])
@@ -147,8 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     mailbox = Path(tempfile.mkdtemp(prefix="releasecal-dovecot-", dir="/tmp"))
     server: subprocess.Popen | None = None
     worker: subprocess.Popen | None = None
+    board: subprocess.Popen | None = None
     try:
         env = {**os.environ, **start_mailbox(args.python, mailbox)}
+        board, board_settings = start_board(args.python)
+        env.update(board_settings)
 
         def start_worker() -> subprocess.Popen:
             # A group of its own: a worker that dies leaves its pool and beat behind, and
@@ -177,10 +223,10 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signum, signal.SIG_IGN)
         dovecot = mailbox_pid(mailbox)
         stop_all(
-            trees=[pid for pid in (server and server.pid, dovecot) if pid],
+            trees=[pid for pid in (server and server.pid, dovecot, board and board.pid) if pid],
             groups=[worker.pid] if worker else [],
         )
-        for proc in (server, worker):
+        for proc in (server, worker, board):
             if proc is not None:
                 proc.wait()
         shutil.rmtree(mailbox, ignore_errors=True)

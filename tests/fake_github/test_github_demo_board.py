@@ -45,3 +45,23 @@ def test_the_demo_board_serves_every_demo_kep_on_its_own_port():
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0
+
+
+def test_the_demo_makes_its_board_the_current_releases_read_write_board_and_queues_each_request(
+    release, pending_request, monkeypatch, django_capture_on_commit_callbacks
+):
+    from demo.management.commands import github_demo_board
+    from github.models import Board, BoardItem, BoardWrite
+
+    monkeypatch.setattr(github_demo_board, "CURRENT", "1.31")
+    stale = Board.objects.create(release=release, owner="kubernetes", number=241)
+    BoardItem.objects.create(
+        board=stale, item_id="PVTI_old", kind="issue", request=pending_request, linked_at=release.created_at
+    )
+    with django_capture_on_commit_callbacks(execute=False):
+        assert github_demo_board.demo_board_write() == 1
+    board = Board.objects.get(release=release)
+    assert (board.owner, board.number, board.mode) == ("kubernetes", 241, Board.Mode.READ_WRITE)
+    assert not BoardItem.objects.exists()  # the fake starts empty: last run's links are gone
+    (write,) = BoardWrite.objects.all()
+    assert (write.request, write.event.startswith("demo:")) == (pending_request, True)

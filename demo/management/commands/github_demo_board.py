@@ -6,7 +6,8 @@ It holds kubernetes/enhancements with the demo's KEP issues (demo.data.KEPS), a
 item per KEP, and a token with the board and issue scopes. It prints the settings to
 source (``KEY=value`` lines) and serves until stopped (SIGTERM, SIGINT). The board as a
 person sees it: ``/_fake/board/kubernetes/241`` (it refreshes itself), every change
-written: ``/_fake/changes``.
+written: ``/_fake/changes``. ``--write`` (``make run``) makes it the current release's
+board, read-write, and queues a write of each of its requests.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import signal
 import threading
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from demo.data import CURRENT, KEPS
 
@@ -39,14 +41,46 @@ def build_demo(fake) -> None:
         board.add_issue(issue, values)
 
 
+def demo_board_write() -> int | None:
+    """The current release's board is the fake's, read-write, linked to nothing yet (the
+    fake starts empty each run), with a write of each of its requests in the ledger (the
+    worker sends them). The number of requests; None without the release (no demo data)."""
+    from exceptions.models import ExceptionRequest
+    from github.models import Board, BoardItem
+    from github.writes import board_write_record
+    from releasecal import tz
+    from releasecal.models import Release
+
+    release = Release.objects.filter(slug=CURRENT).first()
+    if release is None:
+        return None
+    with transaction.atomic():
+        Board.objects.filter(owner="kubernetes", number=241).exclude(release=release).delete()
+        board, _ = Board.objects.update_or_create(
+            release=release, defaults={"owner": "kubernetes", "number": 241, "mode": Board.Mode.READ_WRITE}
+        )
+        BoardItem.objects.filter(board=board).delete()
+        started = tz.isoformat_utc(tz.utc_now())
+        requests = ExceptionRequest.objects.filter(release=release).exclude(state=ExceptionRequest.State.WITHDRAWN)
+        for request in requests.order_by("submitted_at", "pk"):
+            board_write_record(request=request, event=f"demo:{started}")
+    return requests.count()
+
+
 class Command(BaseCommand):
     help = "Serve the test suite's fake GitHub on 127.0.0.1 with the demo's release tracking board."
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=8766, help="0: any free port (printed)")
         parser.add_argument("--once", action="store_true", help="print the settings and stop (a check)")
+        parser.add_argument(
+            "--write",
+            action="store_true",
+            help=f"make this the {CURRENT} release's board, read-write, and write each of its requests to it "
+            "(make run's demo: the worker sends the writes)",
+        )
 
-    def handle(self, *args, port: int, once: bool, **options):
+    def handle(self, *args, port: int, once: bool, write: bool = False, **options):
         try:
             from tests.support.fake_github import FakeGitHub
         except ImportError as error:  # the fake needs the test requirements and node_modules
@@ -67,7 +101,14 @@ class Command(BaseCommand):
         }
         for key, value in lines.items():
             self.stdout.write(f"{key}={value}")
+        self.stdout.flush()
         self.stderr.write(f"fake GitHub: the board at {fake.url}/_fake/board/kubernetes/241")
+        if write:
+            count = demo_board_write()
+            if count is None:
+                self.stderr.write(f"fake GitHub: no release {CURRENT} (manage.py seed_demo): nothing to write")
+            else:
+                self.stderr.write(f"fake GitHub: {CURRENT}'s board is read-write; {count} requests to write")
         if once:
             fake.stop()
             return
