@@ -45,6 +45,7 @@ from releasecal.services import (
     milestone_save,
     owners_snapshot,
     release_save,
+    tracking_status_change,
 )
 
 WALL_TIME_HELP = (
@@ -613,6 +614,18 @@ class TrackingAdmin(admin.ModelAdmin):
     @admin.display(description="SIG", ordering="enhancement__owning_sig")
     def sig(self, obj: Tracking) -> str:
         return obj.enhancement.owning_sig
+
+    def save_model(self, request, obj, form, change):
+        # A status the release team changes here is an event (the KEP issue's comment
+        # follows it): it goes through the service, which audits it and sends the signal.
+        if change and "status" in form.changed_data:
+            status = obj.status
+            obj.status = form.initial["status"]
+            super().save_model(request, obj, form, change)
+            tracking_status_change(tracking=obj, status=status, actor=request.user)
+            obj.refresh_from_db()
+            return
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(AuditLog)

@@ -477,6 +477,31 @@ def enhancement_owners_changed(enhancement: Enhancement, *, before: list[tuple])
     return True
 
 
+@transaction.atomic
+def tracking_status_change(*, tracking: Tracking, status: str, actor=None, at: dt.datetime | None = None) -> Tracking:
+    """Set a KEP's tracking status in its release (the release team's call: removed,
+    deferred, tracked again), with an audit row, and send ``tracking_status_changed`` in
+    the transaction. The same status again changes nothing and sends nothing."""
+    if status not in Tracking.Status.values:
+        raise ValidationFailed(f"Unknown tracking status {status!r}.", extra={"choices": Tracking.Status.values})
+    tracking = Tracking.objects.select_for_update().select_related("release", "enhancement").get(pk=tracking.pk)
+    previous = tracking.status
+    if previous == status:
+        return tracking
+    tracking.status = status
+    tracking.save(update_fields=["status", "updated_at"])
+    change = audit_record(
+        action="tracking.status",
+        obj=tracking,
+        actor=actor,
+        before={"status": previous},
+        after={"status": status},
+        at=at,
+    )
+    signals.tracking_status_changed.send(sender=Tracking, tracking=tracking, previous=previous, change_id=change.pk)
+    return tracking
+
+
 def tracking_set(
     *, release: Release, enhancement: Enhancement, stage: str, status: str | None = None, pr_urls=None
 ) -> Tracking:

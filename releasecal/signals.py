@@ -72,3 +72,18 @@ Receivers:
   ``reminders.enhancement_owners_changed``): re-syncs the pending reminders that go to
   the KEP's owners.
 """
+
+tracking_status_changed = Signal()
+"""A KEP's tracking status in a release was changed by the release team (out of the
+milestone: removed or deferred; back in: tracked again), not by an exception's decision
+(that is ``exceptions.signals.exception_request_decided``).
+
+Sent by ``releasecal.services.tracking_status_change`` (the admin's tracking page).
+kwargs: ``tracking`` (as saved), ``previous`` (the status before), ``change_id`` (the
+audit row's id: one id per change, so a listener can key its ledger on it).
+
+Receivers:
+- ``github.receivers.tracking_status_changed`` (uid ``github.tracking_status_changed``):
+  the KEP issue's comment (removed, deferred, tracked again; removed after an ended grant:
+  the grant was missed), posted or listed as the release's setting says.
+"""
