@@ -15,7 +15,7 @@ from django.db.models import Count, Prefetch, Q
 from exceptions.followup import grant_end_text, tracked_label
 from exceptions.models import ExceptionRequest, GrantEnd, ProposedDecision, SignOff
 from exceptions.services import request_window_closes
-from github.selectors import board_rows, open_conflicts
+from github.selectors import board_rows, issue_comment_counts, open_conflicts
 from intake.models import IntakeProblem
 from releasecal import selectors as schedule
 from releasecal import tz
@@ -180,6 +180,7 @@ def cockpit(now: dt.datetime | None = None, *, liaison: int | None = None) -> di
         "failing_channels": list(Channel.objects.filter(failing=True).order_by("name")),
         "github_boards": board_rows(),
         "github_conflicts": open_conflicts(),
+        "issue_comments": issue_comment_counts(),
         "conflict_actions": [("keep_releasecal", "Keep releasecal's"), ("take_board", "Take the board's")],
         "intake_problems": list(IntakeProblem.objects.filter(resolved_at__isnull=True).order_by("-created_at")[:SHOWN]),
     }

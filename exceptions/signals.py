@@ -77,7 +77,8 @@ Receivers:
   transaction, sent on commit: updates the channel messages and DMs the requester (once
   per decision, ``SlackRequesterNotice``).
 - ``github.receivers.exception_request_decided`` (uid ``github.exception_request_decided``):
-  a read-write board's write of the decision (Exception Status, Status, decision date).
+  a read-write board's write of the decision (Exception Status, Status, decision date),
+  and for a rejection the KEP issue's removal comment (listed or posted, per release).
 - ``notices.receivers.exception_request_decided`` (uid
   ``notices.exception_request_decided``): an approval's announcement to the release's
   lists (the dev list, the SIG's list), when the release announces approvals.

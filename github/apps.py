@@ -18,6 +18,7 @@ class GitHubBoardConfig(AppConfig):
         # the send task to queue by name.
         from exceptions import signals as workflow
         from github import receivers, tasks  # noqa: F401
+        from releasecal import signals as schedule
 
         for signal, receiver in (
             (workflow.exception_request_submitted, receivers.exception_request_submitted),
@@ -27,6 +28,7 @@ class GitHubBoardConfig(AppConfig):
             (workflow.exception_request_liaison_changed, receivers.exception_request_liaison_changed),
             (workflow.exception_request_slack_thread_linked, receivers.exception_request_slack_thread_linked),
             (workflow.exception_grant_reevaluated, receivers.exception_grant_reevaluated),
+            (schedule.tracking_status_changed, receivers.tracking_status_changed),
         ):
             signal.connect(receiver, dispatch_uid=f"github.{receiver.__name__}")
 

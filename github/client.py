@@ -144,6 +144,49 @@ class BoardClient:
         except GitHubException as exc:
             raise unavailable(exc, timeout=self.timeout, retries=self.retries) from exc
 
+    # -- REST: the KEP issues (comments, the sweeps' lists) --
+
+    def rest(self, method: str, path: str, *, what: str, params: dict | None = None, json: Any = None):
+        """One REST call; its response. Raises :class:`GitHubUnavailable` in the words of
+        ``what`` ("kubernetes/enhancements#2400")."""
+        self.requests += 1
+        try:
+            return self.github.request(method, path, params=params, json=json)
+        except GitHubException as exc:
+            raise rest_unavailable(exc, what=what, timeout=self.timeout, retries=self.retries) from exc
+
+    def rest_pages(self, path: str, *, what: str, params: dict | None = None) -> list[dict]:
+        """Every page of a REST list (100 a page)."""
+        found: list[dict] = []
+        page = 1
+        while True:
+            answer = self.rest("GET", path, what=what, params={**(params or {}), "per_page": 100, "page": page})
+            batch = answer.json()
+            found.extend(batch)
+            if len(batch) < 100 or 'rel="next"' not in answer.headers.get("link", ""):
+                return found
+            page += 1
+
+    def issue_comment_create(self, owner: str, repo: str, number: int, body: str) -> dict:
+        """Post a comment on an issue; GitHub's comment (``id``, ``html_url``)."""
+        path = f"/repos/{owner}/{repo}/issues/{number}/comments"
+        return self.rest("POST", path, what=f"{owner}/{repo}#{number}", json={"body": body}).json()
+
+    def issue_comment_find(self, owner: str, repo: str, number: int, text: str) -> dict | None:
+        """The issue's first comment whose body holds ``text``, or None."""
+        path = f"/repos/{owner}/{repo}/issues/{number}/comments"
+        comments = self.rest_pages(path, what=f"{owner}/{repo}#{number}")
+        return next((c for c in comments if text in (c.get("body") or "")), None)
+
+    def issues_list(self, owner: str, repo: str, **params) -> list[dict]:
+        """The repository's issues (``state``, ``labels``, ``milestone`` as GitHub reads
+        them), pull requests left out."""
+        issues = self.rest_pages(f"/repos/{owner}/{repo}/issues", what=f"{owner}/{repo}", params=params)
+        return [issue for issue in issues if "pull_request" not in issue]
+
+    def milestones_list(self, owner: str, repo: str) -> list[dict]:
+        return self.rest_pages(f"/repos/{owner}/{repo}/milestones", what=f"{owner}/{repo}", params={"state": "all"})
+
 
 def board_client(*, timeout: float | None = None, retries: int = 2) -> BoardClient | None:
     """The client for the configured credentials; None when the board is off (none set).
@@ -192,3 +235,34 @@ def unavailable(exc: GitHubException, *, timeout: float, retries: int) -> GitHub
     if isinstance(exc, RequestError):
         return GitHubUnavailable(f"GitHub could not be reached: {exc.exc}")
     return GitHubUnavailable(f"GitHub could not be asked: {exc}", permanent=True)
+
+
+def rest_unavailable(exc: GitHubException, *, what: str, timeout: float, retries: int) -> GitHubUnavailable:
+    """A REST call's refusal about ``what`` (an issue, a repository) in an operator's
+    words: locked, deleted, not found, no write access, invalid; else as ``unavailable``."""
+    if isinstance(exc, RequestFailed) and not isinstance(exc, RateLimitExceeded):
+        status = exc.response.status_code
+        try:
+            message = (exc.response.json() or {}).get("message", "")
+        except ValueError:
+            message = ""
+        if status == 403 and "locked" in message.lower():
+            return GitHubUnavailable(
+                f"{what} is locked: GitHub refused the comment (403 “{message}”). Unlock the issue or post by hand.",
+                permanent=True,
+            )
+        if status == 410:
+            return GitHubUnavailable(f"{what} was deleted (410 “{message}”): nothing to comment on.", permanent=True)
+        if status == 404:
+            return GitHubUnavailable(
+                f"GitHub answered 404 for {what}: it does not exist or the credentials cannot see it.", permanent=True
+            )
+        if status == 403:
+            return GitHubUnavailable(
+                f"GitHub answered 403 for {what} (“{message}”): the credentials may not write issues "
+                "(a fine-grained token needs Issues: read and write on the repository).",
+                permanent=True,
+            )
+        if status == 422:
+            return GitHubUnavailable(f"GitHub refused the request for {what} (422 “{message}”).", permanent=True)
+    return unavailable(exc, timeout=timeout, retries=retries)

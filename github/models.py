@@ -176,3 +176,103 @@ class BoardConflict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.field} of {self.item}: board {self.board_value!r}, releasecal {self.releasecal_value!r}"
+
+
+class IssueCommentSetting(models.Model):
+    """Per release: what becomes of the KEP issues' comments releasecal composes (a
+    decision, a tracking change, the sweeps). Off: none is composed; list: each is shown
+    in the cockpit to post by hand (a copy button, a "posted" mark); post: each is posted
+    through the comments' ledger."""
+
+    class Mode(models.TextChoices):
+        OFF = "off", "Off: compose no comment"
+        LIST = "list", "List: show each comment in the cockpit, to post by hand"
+        POST = "post", "Post: post each comment on the KEP's issue"
+
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, related_name="issue_comment_setting")
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.LIST)
+    repository = models.CharField(
+        max_length=140,
+        default="kubernetes/enhancements",
+        help_text="The KEP issues' repository (owner/name), for a KEP without an issue URL",
+    )
+
+    class Meta:
+        ordering = ["release__slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(mode__in=["off", "list", "post"]), name="issue_comment_mode_valid"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"KEP issue comments of {self.release.slug}: {self.mode}"
+
+
+class IssueComment(models.Model):
+    """The KEP issues' comments ledger (the outbox's fourth, ``outbox.ledger``): one row
+    per (KEP, event, source), unique, so one event is commented once however often it
+    is heard or a sweep is run. ``listed`` rows wait for a person to post them by hand
+    (``posted_by_hand`` once marked); ``pending`` rows are posted by the send."""
+
+    class State(models.TextChoices):
+        LISTED = "listed", "To post by hand"
+        POSTED_BY_HAND = "posted_by_hand", "Posted by hand"
+        PENDING = "pending", "Pending"
+        SENDING = "sending", "Sending"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    class Event(models.TextChoices):
+        REJECTED = "rejected", "Exception rejected"
+        GRANT_MISSED = "grant-missed", "Granted deadline missed"
+        READDED = "readded", "Tracked again"
+        REMOVED = "removed", "Removed from the milestone"
+        DEFERRED = "deferred", "Deferred"
+        OPT_IN = "opt-in-reminder", "Opt-in reminder"
+        CLEANUP_CLOSED = "cleanup-closed", "Cleanup: closed issue"
+        CLEANUP_CLOSE = "cleanup-close", "Cleanup: stable and implemented, close"
+        CLEANUP_ASK = "cleanup-ask", "Cleanup: stable, ask to update kep.yaml"
+        CLEANUP_CLEAR = "cleanup-clear", "Cleanup: clear labels and milestone"
+        CORRECTION = "correction", "Correction of an earlier comment"
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="issue_comments")
+    kep = models.PositiveIntegerField(help_text="The KEP's number (its kubernetes/enhancements issue)")
+    repository = models.CharField(max_length=140, default="kubernetes/enhancements")
+    issue_number = models.PositiveIntegerField()
+    event = models.CharField(max_length=32, choices=Event.choices)
+    source = models.CharField(
+        max_length=64, help_text='What the event is of: "request:12", "change:345" (an audit row), "sweep:1.38"'
+    )
+    body = models.TextField(help_text="The comment, as composed from the handbook's template")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    comment_url = models.URLField(blank=True, max_length=500, help_text="The posted comment on GitHub")
+    comment_id = models.BigIntegerField(null=True, blank=True)
+    corrects = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="corrections", help_text="A follow-up of"
+    )
+    marked_by = models.CharField(max_length=150, blank=True, help_text="Who marked it posted by hand")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["kep", "event", "source"], name="one_issue_comment_per_event"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=["listed", "posted_by_hand", "pending", "sending", "sent", "failed"]),
+                name="issue_comment_state_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} on {self.repository}#{self.issue_number} ({self.source})"
+
+    @property
+    def issue_url(self) -> str:
+        return f"https://github.com/{self.repository}/issues/{self.issue_number}"

@@ -1,9 +1,11 @@
-"""What the board does on each event of the exception workflow (exceptions/signals.py):
-in read-write mode, one write in the ledger, in the change's transaction. Each write
-sends the whole of releasecal's record of the request that differs from the board."""
+"""What the GitHub integration does on each event of the domain (exceptions/signals.py,
+releasecal/signals.py): in read-write mode, one board write in the ledger (each write
+sends the whole of releasecal's record of the request that differs from the board); and
+the KEP issue's comment (listed or posted, per release), each in the change's transaction."""
 
 from __future__ import annotations
 
+from github.comments import comment_for_decision, comment_for_tracking
 from github.writes import board_write_record
 
 
@@ -17,6 +19,7 @@ def exception_request_amended(sender, *, request, **kwargs) -> None:
 
 def exception_request_decided(sender, *, request, decision, **kwargs) -> None:
     board_write_record(request=request, event="decided")
+    comment_for_decision(request=request, decision=decision)
 
 
 def exception_decision_corrected(sender, *, request, correction, **kwargs) -> None:
@@ -34,3 +37,7 @@ def exception_request_slack_thread_linked(sender, *, request, **kwargs) -> None:
 
 def exception_grant_reevaluated(sender, *, request, grant_end, **kwargs) -> None:
     board_write_record(request=request, event="reevaluated")
+
+
+def tracking_status_changed(sender, *, tracking, previous, change_id, **kwargs) -> None:
+    comment_for_tracking(tracking=tracking, previous=previous, change_id=change_id)

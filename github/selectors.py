@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from github.models import Board, BoardConflict, BoardWrite
+from github.models import Board, BoardConflict, BoardWrite, IssueComment
 
 
 @dataclass
@@ -44,3 +44,20 @@ def open_conflicts(limit: int = 50) -> list[BoardConflict]:
         .select_related("board__release", "request__enhancement")
         .order_by("-seen_at", "-id")[:limit]
     )
+
+
+@dataclass
+class IssueCommentCounts:
+    to_post: int  # listed, waiting for a person to post them by hand
+    pending: int  # waiting to be posted (a retry, a rate limit)
+    failed: int  # refused by GitHub for good (locked, deleted, no write access)
+
+
+def issue_comment_counts() -> IssueCommentCounts:
+    """The KEP issues' comments that need someone, for the cockpit (one query)."""
+    counts = IssueComment.objects.aggregate(
+        to_post=Count("pk", filter=Q(state=IssueComment.State.LISTED)),
+        pending=Count("pk", filter=Q(state__in=[IssueComment.State.PENDING, IssueComment.State.SENDING])),
+        failed=Count("pk", filter=Q(state=IssueComment.State.FAILED)),
+    )
+    return IssueCommentCounts(**counts)

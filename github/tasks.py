@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from github import reconcile, writes
+from github import comments, reconcile, writes
 from github.models import Board
 from github.services import BoardRefused
 from github.webhooks import PULL_TASK, board_pull_enqueue, pull_started
@@ -38,3 +38,13 @@ def board_reconcile_task() -> int:
     """Beat's reconcile: a pull of every board that is read (not off, release not released)."""
     ids = Board.objects.exclude(mode=Board.Mode.OFF).exclude(release__status="released").values_list("pk", flat=True)
     return sum(board_pull_enqueue(board_id) for board_id in ids)
+
+
+@shared_task(name=comments.SEND_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+def issue_comment_send_task(comment_id: int) -> str:
+    return comments.issue_comment_send(comment_id=int(comment_id))
+
+
+@shared_task(name="github.issue_comments_sweep", ignore_result=True)
+def issue_comments_sweep_task() -> int:
+    return len(comments.issue_comments_sweep())

@@ -3,7 +3,8 @@ backoff, the give-up, the rate-limit turn and the 429 rule.
 
 A ledger is a table of messages to send, one row per message and recipient, that keeps
 its own content and message building (reminders' ``Delivery``, schedule notices'
-``NoticeDelivery``, the GitHub board writes' ``BoardWrite``). What the machinery needs of a row:
+``NoticeDelivery``, the GitHub board writes' ``BoardWrite``, the KEP issues' comments'
+``IssueComment``). What the machinery needs of a row:
 
 - ``state``: ``pending`` → ``sending`` → ``sent`` | ``failed`` (a ledger may have more
   states of its own, such as reminders' ``missed`` and ``cancelled``; the machinery

@@ -375,6 +375,11 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": max(1.0, environment["GITHUB_RECONCILE_SECONDS"] - 5)},
     },
     "slack-sweep": {"task": "slack.sweep", "schedule": OUTBOX_SWEEP_SECONDS, "options": _SWEEP_OPTIONS},
+    "github-issue-comments-sweep": {
+        "task": "github.issue_comments_sweep",
+        "schedule": OUTBOX_SWEEP_SECONDS,
+        "options": _SWEEP_OPTIONS,
+    },
 }
 
 # The intake mailbox (docs/intake.md): an IMAP folder subscribed to the SIG Release list,

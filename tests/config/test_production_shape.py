@@ -72,8 +72,8 @@ def test_the_sweep_interval_sets_every_sweep_of_beat():
     result = run([sys.executable, "manage.py", "shell", "-c", code], env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == (
-        "[('github-board-sweep', 20.0, 15.0), ('notices-sweep', 20.0, 15.0), ('reminders-sweep', 20.0, 15.0), "
-        "('slack-sweep', 20.0, 15.0)]"
+        "[('github-board-sweep', 20.0, 15.0), ('github-issue-comments-sweep', 20.0, 15.0), "
+        "('notices-sweep', 20.0, 15.0), ('reminders-sweep', 20.0, 15.0), ('slack-sweep', 20.0, 15.0)]"
     )
 
 
