@@ -14,6 +14,7 @@ from github.comments import comment_for_decision, issue_comment_retry, issue_com
 from github.models import IssueComment, IssueCommentSetting
 from releasecal.models import Tracking
 from releasecal.services import tracking_status_change
+from tests.support.fake_github.schemas import openapi
 
 DECIDED = dt.datetime(2024, 7, 25, 10, 0, tzinfo=dt.UTC)
 
@@ -43,6 +44,8 @@ def set_mode(release, mode: str) -> None:
 @pytest.fixture
 def posting(release, github_settings, github):
     set_mode(release, IssueCommentSetting.Mode.POST)
+    openapi()  # the fake's REST description read before the test, not inside a call's timeout
+    github_settings.GITHUB_TIMEOUT = 30  # a loaded CI machine: the fake's speed is not under test
     github_settings.GITHUB_TOKEN = github.token(
         "releasecal-bot", kind="fine-grained", permissions={"issues": "write", "metadata": "read"}
     )

@@ -4,6 +4,8 @@ start, the cleanup at the end classified as the handbook does, each comment lite
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -11,6 +13,7 @@ from github.comments import issue_comment_send
 from github.models import IssueComment, IssueCommentSetting
 from releasecal.models import Enhancement
 from releasecal.services import enhancement_upsert, tracking_set
+from tests.support.fake_github.schemas import openapi
 
 HELLO = "👋, v1.31 Enhancements team here.\n\n"
 
@@ -18,6 +21,8 @@ HELLO = "👋, v1.31 Enhancements team here.\n\n"
 @pytest.fixture
 def world(release, kep, enhancements, github, github_settings):
     """The 1.31 issues: one per handbook case, and ones the sweeps leave alone."""
+    openapi()  # the fake's REST description read before the test, not inside a call's timeout
+    github_settings.GITHUB_TIMEOUT = 30  # a loaded CI machine: the fake's speed is not under test
     github_settings.GITHUB_TOKEN = github.token(
         "releasecal-bot", kind="fine-grained", permissions={"issues": "write", "metadata": "read"}
     )
@@ -44,8 +49,6 @@ def world(release, kep, enhancements, github, github_settings):
 
 
 def run(command: str, *args: str) -> str:
-    from io import StringIO
-
     out = StringIO()
     call_command(command, *args, stdout=out)
     return out.getvalue()
