@@ -185,7 +185,9 @@ Receivers:
   messages.
 - ``github.receivers.exception_decision_corrected`` (uid
   ``github.exception_decision_corrected``): a read-write board's write of the decision
-  in force (one ledger row per correction).
+  in force (one ledger row per correction); the KEP issue's comments: a rejection
+  corrected away follows each removal comment posted with a correction, a decision
+  corrected to a rejection gets the removal comment.
 - ``notices.receivers.exception_decision_corrected`` (uid
   ``notices.exception_decision_corrected``): the correction's announcement to the lists
   an approval was announced to (or a rejection corrected to an approval).

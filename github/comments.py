@@ -215,13 +215,20 @@ def text_cleanup_clear(*, handles: list[str], slug: str, next_slug: str, labels:
     )
 
 
-def text_correction(*, handles: list[str], slug: str, earlier_url: str, note: str) -> str:
-    """A follow-up to a comment whose event a corrected decision superseded."""
+def text_correction(*, handles: list[str], slug: str, kep: int, earlier_url: str, now: str, reason: str) -> str:
+    """A follow-up to a removal comment whose decision was corrected (approved after
+    all, or reopened: pending again): the KEP is back in the milestone, the re-add
+    commands."""
+    v = milestone_name(slug)
     return _text(
         handles,
         slug,
-        [f"A correction to [our earlier comment]({earlier_url}): {note}"],
-        [],
+        [
+            f"A correction to [our earlier comment]({earlier_url}): the release team corrected its decision on the "
+            f"exception request for KEP-{kep} ({reason}). The request is {now}, so this enhancement is back in the "
+            f"{v} milestone and the commands of that comment no longer apply."
+        ],
+        ["/label tracked/yes", "/remove-label tracked/no", f"/milestone {v}"],
     )
 
 
@@ -383,28 +390,61 @@ def comment_for_tracking(*, tracking, previous: str, change_id: int) -> IssueCom
     )
 
 
-def comments_of_superseded(*, request) -> list[IssueComment]:
-    """Follow-ups for the comments already posted about ``request``'s decision, when a
-    corrected decision supersedes it (one correction per earlier comment)."""
-    made = []
-    for earlier in IssueComment.objects.filter(
-        source=f"request:{request.pk}", state__in=[IssueComment.State.SENT, IssueComment.State.POSTED_BY_HAND]
-    ).exclude(event=IssueComment.Event.CORRECTION):
-        note = (
-            f"the decision on the exception request for KEP-{earlier.kep} was corrected, so the commands above no "
-            "longer apply; the release team will update this issue's labels and milestone."
+def comments_for_correction(*, request, correction, old: dict, new: dict | None, reason: str) -> list[IssueComment]:
+    """What a corrected decision (``exceptions.signals.exception_decision_corrected``)
+    does to the KEP issue: a rejection corrected away (approved after all, or reopened)
+    follows each removal comment posted (or being posted) for the request with a
+    correction (one per earlier comment and correction); a decision corrected to a
+    rejection is commented as a rejection, once per correction."""
+    was, now = old.get("outcome"), (new or {}).get("outcome")
+    if was == now:
+        return []
+    setting = comment_setting(request.release)
+    if setting.mode == IssueCommentSetting.Mode.OFF:
+        return []
+    enhancement, slug = request.enhancement, request.release.slug
+    if now == "rejected":
+        repository, number = kep_issue(enhancement, setting)
+        body = text_rejected(
+            handles=kep_handles(enhancement), slug=slug, kep=enhancement.number, freeze=request.milestone.title
         )
+        made = issue_comment_record(
+            release=request.release,
+            kep=enhancement.number,
+            event=IssueComment.Event.REJECTED,
+            source=f"request:{request.pk}:correction:{correction.number}",
+            body=body,
+            repository=repository,
+            issue_number=number,
+        )
+        return [made] if made else []
+    if was != "rejected":
+        return []
+    earlier_ones = IssueComment.objects.filter(
+        kep=enhancement.number, event=IssueComment.Event.REJECTED, source__startswith=f"request:{request.pk}"
+    ).filter(
+        state__in=[
+            IssueComment.State.SENT,
+            IssueComment.State.POSTED_BY_HAND,
+            IssueComment.State.PENDING,
+            IssueComment.State.SENDING,
+        ]
+    )  # posted, or posting: a listed one was never posted
+    made = []
+    for earlier in earlier_ones:
         body = text_correction(
-            handles=kep_handles(request.enhancement),
-            slug=request.release.slug,
+            handles=kep_handles(enhancement),
+            slug=slug,
+            kep=enhancement.number,
             earlier_url=earlier.comment_url or earlier.issue_url,
-            note=note,
+            now="approved" if now == "approved" else "pending again",
+            reason=reason,
         )
         comment = issue_comment_record(
-            release=earlier.release,
+            release=request.release,
             kep=earlier.kep,
             event=IssueComment.Event.CORRECTION,
-            source=f"comment:{earlier.pk}",
+            source=f"comment:{earlier.pk}:correction:{correction.number}",
             body=body,
             repository=earlier.repository,
             issue_number=earlier.issue_number,

@@ -5,7 +5,7 @@ the KEP issue's comment (listed or posted, per release), each in the change's tr
 
 from __future__ import annotations
 
-from github.comments import comment_for_decision, comment_for_tracking
+from github.comments import comment_for_decision, comment_for_tracking, comments_for_correction
 from github.writes import board_write_record
 
 
@@ -22,9 +22,11 @@ def exception_request_decided(sender, *, request, decision, **kwargs) -> None:
     comment_for_decision(request=request, decision=decision)
 
 
-def exception_decision_corrected(sender, *, request, correction, **kwargs) -> None:
+def exception_decision_corrected(sender, *, request, correction, old=None, new=None, reason="", **kwargs) -> None:
     # The send writes the decision in force (a reopen: the request back to pending).
     board_write_record(request=request, event=f"corrected:{correction.number}")
+    if old is not None:  # the signal always gives the decision before; a replayed write may not
+        comments_for_correction(request=request, correction=correction, old=old, new=new, reason=reason)
 
 
 def exception_request_liaison_changed(sender, *, request, change, **kwargs) -> None:

@@ -9,7 +9,7 @@ import datetime as dt
 
 import pytest
 
-from exceptions.services import exception_request_approve, exception_request_reject
+from exceptions.services import exception_decision_correct, exception_request_approve, exception_request_reject
 from github.comments import comment_for_decision, issue_comment_retry, issue_comment_send
 from github.models import IssueComment, IssueCommentSetting
 from releasecal.models import Tracking
@@ -264,3 +264,27 @@ def test_the_admins_tracking_page_goes_through_the_service(posting, release, kep
     assert tracking(release, kep).status == "deferred"
     (comment,) = IssueComment.objects.all()
     assert comment.event == "deferred"
+
+
+def test_a_rejection_corrected_to_an_approval_follows_the_posted_comment_once(
+    posting, swap, pending_request, release_team_member
+):
+    reject(pending_request, release_team_member)
+    (removal,) = IssueComment.objects.all()
+    issue_comment_send(comment_id=removal.pk)
+    removal.refresh_from_db()
+    exception_decision_correct(
+        request=pending_request, actor=release_team_member, reason="approved in the meeting", outcome="approved"
+    )
+    (correction,) = IssueComment.objects.filter(event="correction")
+    assert (correction.source, correction.corrects) == (f"comment:{removal.pk}:correction:1", removal)
+    assert correction.body == (
+        "Hello @kannon92 👋, v1.31 Enhancements team here.\n\n"
+        f"A correction to [our earlier comment]({removal.comment_url}): the release team corrected its decision on "
+        "the exception request for KEP-2400 (approved in the meeting). The request is approved, so this enhancement "
+        "is back in the v1.31 milestone and the commands of that comment no longer apply.\n\n"
+        "/label tracked/yes\n/remove-label tracked/no\n/milestone v1.31\n"
+    )
+    assert issue_comment_send(comment_id=correction.pk) == "sent"
+    assert [c.body.split("\n<!--")[0] for c in swap.comments] == [removal.body, correction.body]
+    assert IssueComment.objects.count() == 2
