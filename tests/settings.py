@@ -7,6 +7,13 @@ request (so ``override_settings`` cannot move it): the address is the loopback s
 ``FakeGitHub(sock=github_socket.reserved())`` on it. The OAuth app's client id and
 secret are the ones the tests register with the fake (``tests/support/github_oauth.py``).
 Processes the tests start inherit these variables.
+
+Under pytest-xdist (``make test`` runs ``-n 2``) each worker process has a test database
+of its own (pytest-django adds ``_gw0``, ``_gw1``), so its rows, ids and versions repeat
+the other worker's: the run's cache key prefix and Celery queue get the worker's name
+too (``<prefix>-gw0``), or one worker would read the other's cached feeds and consume
+its tasks. ``redis_sentinels`` (tests/conftest.py) then checks per worker that nothing
+outside its own prefix and queue went missing.
 """
 
 import os
@@ -19,5 +26,12 @@ GITHUB_TEST_CLIENT_SECRET = "releasecal-tests-oauth-secret"
 os.environ["GITHUB_URL"] = github_socket.url()
 os.environ["GITHUB_OAUTH_CLIENT_ID"] = GITHUB_TEST_CLIENT_ID
 os.environ["GITHUB_OAUTH_CLIENT_SECRET"] = GITHUB_TEST_CLIENT_SECRET
+
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _xdist_worker:
+    for _name, _default in (("CACHE_KEY_PREFIX", "releasecal"), ("CELERY_QUEUE", "celery")):
+        _value = os.environ.get(_name) or _default
+        if not _value.endswith(f"-{_xdist_worker}"):  # settings may be imported twice
+            os.environ[_name] = f"{_value}-{_xdist_worker}"
 
 from config.settings.base import *  # noqa: E402, F403

@@ -78,3 +78,35 @@ def test_a_purged_queue_is_noticed(redis_url):
         assert isolation.missing(sentinels) == [f"the message in queue {sentinels.queue} ({sentinels.broker})"]
     finally:
         isolation.remove(sentinels)
+
+
+def test_an_xdist_worker_takes_a_cache_prefix_and_queue_of_its_own():
+    """Under pytest-xdist (make test: -n 2) each worker has its own test database, whose
+    ids and versions repeat the other's: tests/settings.py gives the worker's cache keys
+    and Celery queue its name too, in the settings and in what its child processes inherit."""
+    import subprocess
+    import sys
+
+    from tests.support.paths import ROOT
+
+    script = (
+        "import os, django; django.setup(); from django.conf import settings; "
+        "print(settings.CACHES['default']['KEY_PREFIX'], settings.CELERY_TASK_DEFAULT_QUEUE, "
+        "os.environ['CACHE_KEY_PREFIX'], os.environ['CELERY_QUEUE'])"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "CACHE_KEY_PREFIX": "run-7",
+        "CELERY_QUEUE": "queue-7",
+    }
+    as_worker = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env={**env, "PYTEST_XDIST_WORKER": "gw1"},
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert as_worker.stdout.split() == ["run-7-gw1", "queue-7-gw1", "run-7-gw1", "queue-7-gw1"]
+    env.pop("PYTEST_XDIST_WORKER", None)
+    alone = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert alone.stdout.split() == ["run-7", "queue-7", "run-7", "queue-7"]
