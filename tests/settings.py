@@ -8,7 +8,7 @@ request (so ``override_settings`` cannot move it): the address is the loopback s
 secret are the ones the tests register with the fake (``tests/support/github_oauth.py``).
 Processes the tests start inherit these variables.
 
-Under pytest-xdist (``make test`` runs ``-n 2``) each worker process has a test database
+Under pytest-xdist (``pytest -n 2``) each worker process has a test database
 of its own (pytest-django adds ``_gw0``, ``_gw1``), so its rows, ids and versions repeat
 the other worker's: the run's cache key prefix and Celery queue get the worker's name
 too (``<prefix>-gw0``), or one worker would read the other's cached feeds and consume

@@ -123,6 +123,10 @@ class Worker:
     ):
         self.broker = broker
         self.queue = queue or queue_name()
+        # A node name per pytest-xdist worker too: remote control (ping, inspect) goes by
+        # name through the broker database's one pidbox, which both workers' tests share.
+        xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
+        name = f"{name}-{xdist_worker}" if xdist_worker else name
         self.hostname = f"{name}@{socket.gethostname()}"  # what --hostname NAME@%h expands to
         # Remote control (ping, inspect) through an app of its own on this broker: the
         # project's app publishes broadcasts through its own broker's producer pool.
