@@ -1,5 +1,8 @@
 """Sign in with GitHub in a real browser (Debian's Chromium, Playwright) against the
-fake GitHub, land on "My KEPs", open your KEP and file a request from its page.
+fake GitHub, land on "My KEPs", open your KEP and file a request from its page; the
+release lead signs in with their releasecal account and rejects it in the cockpit, and
+the handbook's removal comment for the KEP's issue is listed to post, once (issue 26's
+done-when; the release's comment setting starts as "list").
 
 The fake listens on the socket tests/settings.py reserved (GITHUB_URL); the live server
 is the OAuth app's callback. Without Chromium: skipped locally, a failure under CI=true.
@@ -10,8 +13,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from django.contrib.auth.models import Group, User
 
 from exceptions.models import ExceptionRequest
+from github.models import IssueComment
 from releasecal import tz
 from releasecal.models import Release
 from releasecal.services import enhancement_upsert, milestone_create, tracking_set
@@ -79,6 +84,47 @@ def test_sign_in_with_github_land_on_my_keps_and_file_a_request(browser, live_se
         context.close()
     created = ExceptionRequest.objects.get()
     assert notice == f"Request #{created.pk} is filed: the release team decides it."
+    lead = User.objects.create_user("lead", "lead@example.com", "lead-password-1", is_staff=True)
+    lead.groups.add(Group.objects.get(name="Release Team"))
+    created.release.leads.add(lead)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    page = context.new_page()
+    page.on(
+        "response",
+        lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 and "favicon" not in r.url else None,
+    )
+    try:
+        page.goto(f"{live_server.url}/login/?next=/admin/exceptions/exceptionrequest/{created.pk}/change/")
+        page.fill("#id_username", "lead")
+        page.fill("#id_password", "lead-password-1")
+        page.click("input[type=submit][value='Sign in']")
+        page.wait_for_url(f"**/admin/exceptions/exceptionrequest/{created.pk}/change/")
+        page.goto(f"{live_server.url}/admin/exceptions/exceptionrequest/{created.pk}/reject/")
+        page.fill("#id_note", "Four days would cut into the release candidate.")
+        page.click("input[name=_submit][value=Reject]")
+        page.wait_for_selector(".messagelist")
+        message = page.locator(".messagelist").inner_text()
+        page.goto(f"{live_server.url}/admin/github_board/issuecomment/to-post/")
+        listed = page.locator("body").inner_text()
+        page.reload()  # a second look (or a replayed event) lists it no second time
+    finally:
+        context.close()
+    assert f"Rejected {created}." in message
+    created.refresh_from_db()
+    assert created.state == "rejected"
+    comment = IssueComment.objects.get(kep=1880)
+    assert (comment.event, comment.state, comment.repository, comment.issue_number) == (
+        "rejected", "listed", "kubernetes/enhancements", 1880,
+    )  # fmt: skip
+    assert comment.body == (
+        "Hello @AOjea 👋, v1.99 Enhancements team here.\n\n"
+        "The exception request for KEP-1880 (Code Freeze) was rejected by the release team, so this enhancement "
+        "is removed from the v1.99 milestone. If you still wish to progress it, it can be opted in for a later "
+        "release (the `lead-opted-in` label and that release's milestone, set by a SIG lead).\n\n"
+        "/remove-label tracked/yes\n/label tracked/no\n/milestone clear\n"
+    )
+    assert "The exception request for KEP-1880 (Code Freeze) was rejected by the release team" in listed
+    assert IssueComment.objects.count() == 1
     assert created.requester.username == "aojea"
     assert created.days == 4
     assert created.current.pr_urls == ["https://github.com/kubernetes/kubernetes/pull/128000"]
