@@ -135,13 +135,13 @@ BOARD_READY = 30.0  # seconds the demo board may take to print its settings
 BOARD_SETTINGS = ("GITHUB_API_URL", "GITHUB_TOKEN")
 
 
-def start_board(python: str) -> tuple[subprocess.Popen | None, dict[str, str]]:
+def start_board(python: str, env: dict[str, str]) -> tuple[subprocess.Popen | None, dict[str, str]]:
     """The demo's GitHub board (``manage.py github_demo_board --write``: the test suite's
     fake GitHub on a free port, the current release's board read-write on it) and the
     settings that point the worker and the server at it. Not started when GitHub
     credentials are set (the real board, README "The release board on GitHub"), nor when
     the fake cannot run (its requirements missing): then (None, {})."""
-    if os.environ.get("GITHUB_TOKEN") or os.environ.get("GITHUB_APP_ID"):
+    if env.get("GITHUB_TOKEN") or env.get("GITHUB_APP_ID"):
         return None, {}
     board = subprocess.Popen(  # noqa: S603 - our own interpreter and manage.py
         [python, "manage.py", "github_demo_board", "--port", "0", "--write"],
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     board: subprocess.Popen | None = None
     try:
         env = {**os.environ, **start_mailbox(args.python, mailbox)}
-        board, board_settings = start_board(args.python)
+        board, board_settings = start_board(args.python, env)
         env.update(board_settings)
 
         def start_worker() -> subprocess.Popen:

@@ -324,11 +324,12 @@ else:
         # Where kombu's Redis transport reads its socket timeouts (redis-py waits forever
         # by default): a frozen Redis (SIGSTOP, a half-open connection) accepts the TCP
         # connection and never answers, so without these a publish on commit hung a web
-        # request for minutes. A publish now gives up after 0.5 s (a write that queues
-        # three sends on commit: 1.5 s). The worker's BRPOP is read when its reply is
-        # there, so this never cuts it short.
-        "socket_timeout": 0.5,
-        "socket_connect_timeout": 0.5,
+        # request for minutes. A publish now gives up after 1 s (the promised ~2 s). At
+        # 0.5 s a busy Redis on a loaded host timed out live publishes (seen in CI: the
+        # worker tests' tasks never arrived). The worker's BRPOP is read when its reply
+        # is there, so this never cuts it short.
+        "socket_timeout": 1.0,
+        "socket_connect_timeout": 1.0,
     }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The worker survives a broker loss: it reconnects for ever (None: no limit)

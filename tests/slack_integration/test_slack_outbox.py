@@ -78,7 +78,7 @@ def test_a_write_with_the_broker_frozen_answers_within_2_s_and_its_post_follows_
     monkeypatch.undo()
     assert _sweep_and_send(_later()) == ["sent"]
     assert _sweep_and_send(_later(7200)) == []  # exactly once
-    assert fake_slack.methods() == ["chat.postMessage"]
+    assert fake_slack.methods() == ["chat.postMessage", "chat.getPermalink"]  # the post, then its link (the board)
     assert SlackWork.objects.get(request=request).state == "sent"
 
 
@@ -113,7 +113,7 @@ def test_a_row_is_sent_by_one_send_however_many_deliveries(fake_slack, pending_r
     assert outbox.slack_work_send(work_id=work.pk, now=now) == "sent"
     assert outbox.slack_work_send(work_id=work.pk, now=now) == "not claimed"
     assert outbox.slack_work_send(work_id=work.pk, now=_later(7200)) == "not claimed"
-    assert fake_slack.methods() == ["chat.postMessage"]
+    assert fake_slack.methods() == ["chat.postMessage", "chat.getPermalink"]  # the post, then its link (the board)
 
 
 @pytest.mark.django_db
