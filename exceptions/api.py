@@ -110,7 +110,7 @@ def _request_list_queryset():
                 Prefetch(
                     name,
                     queryset=Milestone.objects.select_related("kind").only(
-                        "release", "kind__slug", "title", "zone", "at", "on_date"
+                        "release", "kind__slug", "kind__is_freeze", "title", "zone", "at", "on_date", "ends_on"
                     ),
                 )
                 for name in ("milestone", "also_milestone")

@@ -27,7 +27,7 @@ from releasecal.services import enhancement_upsert, tracking_set
 VIEWERS = [None, "Asia/Kolkata", "AoE"]
 
 REQUEST_KEYS = [
-    "id", "state", "release", "kep", "milestone", "requester", "on_behalf_of", "days", "filed_after_window",
+    "id", "state", "release", "kep", "milestone", "also_milestone", "requester", "on_behalf_of", "days", "filed_after_window",
     "from_archive", "warnings", "liaison", "slack_thread_url", "board_item_url", "current", "signoffs", "decision",
     "effective_warning", "submitted_at",
     "submitted_at_local", "submitted_at_viewer", "received_at", "received_at_local", "received_at_viewer",
