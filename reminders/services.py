@@ -492,7 +492,9 @@ def deliveries_send(
             loaded,
             Prefetch(
                 "request",
-                queryset=ExceptionRequest.objects.select_related("enhancement", "release", "also_milestone"),
+                queryset=ExceptionRequest.objects.select_related(
+                    "enhancement", "release", "milestone", "also_milestone"
+                ),
             ),
         )
     first = loaded[0]
