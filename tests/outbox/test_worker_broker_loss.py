@@ -42,7 +42,7 @@ def test_the_worker_reconnects_after_redis_is_killed_and_restarted(tmp_path, fak
             producer.send_task("slack.work_send", args=[work.pk], connection=conn, queue=worker.queue)
         sent = SlackWork.objects.filter(pk=work.pk, state="sent")
         assert wait_for(sent.exists, timeout=60), worker.output()
-        assert fake_slack.methods() == ["chat.postMessage"]
+        assert fake_slack.methods() == ["chat.postMessage", "chat.getPermalink"]  # the post, then its link
         assert worker.proc.poll() is None, worker.output()
     finally:
         own.stop()
