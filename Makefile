@@ -50,15 +50,16 @@ CHROMIUM ?= /usr/bin/chromium
 DOVECOT ?= /usr/sbin/dovecot
 LIBICAL ?= /usr/share/doc/gir1.2-ical-3.0
 # pytest-xdist: TEST_WORKERS processes, each with its own test database (test_<name>_gw0),
-# cache key prefix and Celery queue (tests/settings.py); a file's tests stay in one
-# process (--dist loadfile), so its module fixtures (browser, servers) start once.
+# cache key prefix and Celery queue (tests/settings.py). --dist load hands each worker
+# tests in collection order, so pytest-django's order holds in each (transactional tests,
+# which flush the migrations' rows, after the others); --dist loadfile breaks it.
 # TEST_WORKERS=0 runs the suite in this one process (docs/testing.md).
 TEST_WORKERS ?= 2
 test: install node_modules/.installed $(CHROMIUM) $(DOVECOT) $(LIBICAL)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
-	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m pytest -n $(TEST_WORKERS) --dist load
 
 # Headless Chromium for the browser tests of the pages (Debian's package; never
 # `playwright install`). Without it the browser tests skip locally and fail in CI.

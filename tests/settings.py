@@ -27,11 +27,13 @@ os.environ["GITHUB_URL"] = github_socket.url()
 os.environ["GITHUB_OAUTH_CLIENT_ID"] = GITHUB_TEST_CLIENT_ID
 os.environ["GITHUB_OAUTH_CLIENT_SECRET"] = GITHUB_TEST_CLIENT_SECRET
 
+# Once per worker: the processes a test starts inherit PYTEST_XDIST_WORKER and these
+# settings, and often get a queue or prefix of the test's own (a Celery worker's
+# CELERY_QUEUE), which must reach them unchanged.
 _xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-if _xdist_worker:
+if _xdist_worker and os.environ.get("RELEASECAL_TEST_XDIST_NAMED") != _xdist_worker:
     for _name, _default in (("CACHE_KEY_PREFIX", "releasecal"), ("CELERY_QUEUE", "celery")):
-        _value = os.environ.get(_name) or _default
-        if not _value.endswith(f"-{_xdist_worker}"):  # settings may be imported twice
-            os.environ[_name] = f"{_value}-{_xdist_worker}"
+        os.environ[_name] = f"{os.environ.get(_name) or _default}-{_xdist_worker}"
+    os.environ["RELEASECAL_TEST_XDIST_NAMED"] = _xdist_worker
 
 from config.settings.base import *  # noqa: E402, F403

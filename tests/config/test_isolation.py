@@ -100,11 +100,18 @@ def test_an_xdist_worker_takes_a_cache_prefix_and_queue_of_its_own():
         "CACHE_KEY_PREFIX": "run-7",
         "CELERY_QUEUE": "queue-7",
     }
+    env.pop("RELEASECAL_TEST_XDIST_NAMED", None)  # set when this test itself runs in a worker
     as_worker = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env={**env, "PYTEST_XDIST_WORKER": "gw1"},
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert as_worker.stdout.split() == ["run-7-gw1", "queue-7-gw1", "run-7-gw1", "queue-7-gw1"]
+    # A process that worker starts (a Celery worker on a test's own queue) keeps what it is given.
+    child = {**env, "PYTEST_XDIST_WORKER": "gw1", "RELEASECAL_TEST_XDIST_NAMED": "gw1", "CELERY_QUEUE": "own-queue"}
+    as_child = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=child, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert as_child.stdout.split() == ["run-7", "own-queue", "run-7", "own-queue"]
     env.pop("PYTEST_XDIST_WORKER", None)
     alone = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True
