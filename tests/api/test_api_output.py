@@ -27,9 +27,9 @@ from releasecal.services import enhancement_upsert, tracking_set
 VIEWERS = [None, "Asia/Kolkata", "AoE"]
 
 REQUEST_KEYS = [
-    "id", "state", "release", "kep", "milestone", "also_milestone", "requester", "on_behalf_of", "days", "filed_after_window",
-    "from_archive", "warnings", "liaison", "slack_thread_url", "board_item_url", "current", "signoffs", "decision",
-    "effective_warning", "submitted_at",
+    "id", "state", "release", "kep", "milestone", "also_milestone", "requester", "on_behalf_of", "days",
+    "filed_after_window", "from_archive", "warnings", "liaison", "slack_thread_url", "board_item_url", "current",
+    "signoffs", "decision", "effective_warning", "submitted_at",
     "submitted_at_local", "submitted_at_viewer", "received_at", "received_at_local", "received_at_viewer",
     "effective_deadline", "effective_deadline_local", "effective_deadline_viewer", "default_granted_until",
     "default_granted_until_local", "default_granted_until_viewer",
