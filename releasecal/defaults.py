@@ -45,7 +45,7 @@ GROUP_PERMISSIONS = {
 }
 
 # Permissions of models added after the groups were first created: granted by their own
-# data migrations (exceptions 0005, reminders 0003), which cannot come from
+# data migrations (exceptions 0005, reminders 0003, github_board 0002 and 0006), which cannot come from
 # GROUP_PERMISSIONS because migration 0002 reads that and runs before these models exist.
 # The release team reads the reminder ledger and retries a failed delivery (the cockpit's
 # Retry): the retry action asks for change_delivery.
@@ -55,6 +55,15 @@ LATER_GROUP_PERMISSIONS = {
         ("reminders", "view_delivery"),
         ("reminders", "change_delivery"),
         ("reminders", "view_channel"),
+        ("github_board", "view_board"),
+        ("github_board", "change_board"),
+        ("github_board", "view_boarditem"),
+        ("github_board", "view_issuecomment"),
+        ("github_board", "change_issuecomment"),
+        ("github_board", "view_boardconflict"),
+        ("github_board", "change_boardconflict"),
+        ("github_board", "view_boardwrite"),
+        ("github_board", "change_boardwrite"),
     ],
 }
 
