@@ -37,3 +37,10 @@ if _xdist_worker and os.environ.get("RELEASECAL_TEST_XDIST_NAMED") != _xdist_wor
     os.environ["RELEASECAL_TEST_XDIST_NAMED"] = _xdist_worker
 
 from config.settings.base import *  # noqa: E402, F403
+
+# A password hash costs 0.8 s of CPU with Django's PBKDF2 (a million rounds, by design),
+# and the suite's fixtures create a user with a password in hundreds of tests
+# (``requester``, ``staff``, ``admin_client``): MD5 here, as Django's testing docs advise.
+# Production keeps Django's default (config.settings.base sets none); the processes the
+# tests start with production settings hash as a deployment does.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

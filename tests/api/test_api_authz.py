@@ -146,12 +146,6 @@ def _client(user: User | None) -> APIClient:
     return client
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # Three users per case, 64 cases: the default PBKDF2 rounds would dominate the run.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def actors(requester, release_team_member, staff) -> dict[str, User | None]:
     return {"anonymous": None, "requester": requester, "release_team": release_team_member, "staff": staff}

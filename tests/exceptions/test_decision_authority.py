@@ -29,11 +29,6 @@ from tests.support.paths import TEST_DATA
 SIGS_EXCERPT = TEST_DATA / "sigs" / "sigs-excerpt.yaml"
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _client(user: User) -> APIClient:
     client = APIClient()
     token, _ = Token.objects.get_or_create(user=user)
