@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import OperationalError
 from django.test import override_settings
 
+from config import health
 from config.logging import JsonFormatter, RedactSecretsFilter, redact
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -95,6 +96,56 @@ def test_readyz_is_503_while_a_migration_is_unapplied(client):
     assert response.status_code == 503
     assert response.json()["checks"]["migrations"] == "1 unapplied (run the migrate job)"
     assert response.json()["checks"]["database"] == "ok"
+
+
+@pytest.mark.django_db
+def test_readyz_loads_the_migration_graph_once_while_the_ledger_is_unchanged(client):
+    """The graph costs ~25 ms to load from disk: a probe after a full check asks one small
+    query about django_migrations instead (and reuses its Redis connection)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with override_settings(REDIS_URL=REDIS_URL):
+        assert client.get("/readyz").status_code == 200  # the full check, remembered
+        with (
+            mock.patch("config.health.MigrationExecutor", side_effect=AssertionError("graph loaded again")),
+            mock.patch("redis.Redis.from_url", side_effect=AssertionError("new Redis client")),
+            CaptureQueriesContext(connection) as queries,
+        ):
+            response = client.get("/readyz")
+    assert response.status_code == 200, response.content
+    assert response.json()["checks"]["migrations"] == "ok"
+    assert len(queries) == 2  # SELECT 1, and the ledger's count and highest id
+
+
+@pytest.mark.django_db
+def test_readyz_notices_a_migration_rolled_back_after_it_said_ready(client):
+    from django.db import connection
+    from django.db.migrations.recorder import MigrationRecorder
+
+    with override_settings(REDIS_URL=REDIS_URL):
+        assert client.get("/readyz").status_code == 200
+        recorder = MigrationRecorder(connection)
+        latest = max(name for app, name in recorder.applied_migrations() if app == "reminders")
+        recorder.record_unapplied("reminders", latest)  # rolled back with the test
+        response = client.get("/readyz")
+        assert response.status_code == 503
+        assert response.json()["checks"]["migrations"] == "1 unapplied (run the migrate job)"
+        recorder.record_applied("reminders", latest)  # applied again: a new row, a higher id
+        assert client.get("/readyz").status_code == 200
+
+
+@pytest.mark.django_db
+def test_readyz_checks_in_full_again_after_the_ledger_could_not_be_read(client):
+    with override_settings(REDIS_URL=REDIS_URL):
+        assert client.get("/readyz").status_code == 200
+        with mock.patch("config.health._migration_ledger", side_effect=OperationalError("gone")):
+            response = client.get("/readyz")
+        assert response.status_code == 503
+        assert response.json()["checks"]["migrations"] == "unavailable"
+        with mock.patch.object(health, "MigrationExecutor", wraps=health.MigrationExecutor) as full:
+            assert client.get("/readyz").status_code == 200
+        assert full.called
 
 
 @pytest.mark.django_db
