@@ -145,10 +145,38 @@ print(ExceptionRequest.objects.count(), "requests")
 """
 
 
+def check_database(url: str) -> None:
+    """A clear sentence, not a traceback, when --database-url names a PostgreSQL
+    database that cannot be used: missing, unreachable, or already holding the bench's rows."""
+    if not url.startswith(("postgres://", "postgresql://")):
+        return
+    import psycopg
+
+    name = url.rsplit("/", 1)[-1].split("?", 1)[0]
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            table = conn.execute("SELECT to_regclass('releasecal_release')").fetchone()[0]
+            seeded = table and conn.execute("SELECT 1 FROM releasecal_release WHERE slug = %s", [RELEASE]).fetchone()
+    except psycopg.OperationalError as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        if "does not exist" in reason:
+            raise SystemExit(
+                f"The database {name!r} does not exist. Create an empty one first (createdb {name}), "
+                "or leave out --database-url to use a throwaway SQLite file."
+            ) from None
+        raise SystemExit(f"Cannot connect to the database {name!r}: {reason}") from None
+    if seeded:
+        raise SystemExit(
+            f"The database {name!r} already holds the bench's release {RELEASE}: give an EMPTY database "
+            f"(dropdb {name} && createdb {name})."
+        )
+
+
 def prepare(env: dict[str, str]) -> None:
     manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "--noinput", "-v0"], env=env, cwd=ROOT, check=True)
-    subprocess.run([*manage, "shell", "-c", SEED], env=env, cwd=ROOT, check=True)
+    for step, args in (("migrate", ["migrate", "--noinput", "-v0"]), ("seed", ["shell", "-c", SEED])):
+        if subprocess.run([*manage, *args], env=env, cwd=ROOT).returncode != 0:
+            raise SystemExit(f"The bench's {step} step failed (its output is above).")
 
 
 def _client(port: int, path: str, seconds: float, results) -> None:
@@ -206,6 +234,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--database-url", help="an EMPTY database to use instead of a throwaway SQLite file")
     args = parser.parse_args()
+    if args.database_url:
+        check_database(args.database_url)
     load_before = load_average()
 
     with tempfile.TemporaryDirectory(prefix="api-bench-") as tmp:
