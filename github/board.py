@@ -2,7 +2,8 @@
 100 (GitHub's most). Pure reading: nothing is saved here.
 
 A phase per function, each returning a dataclass: ``board_fields_read`` (the project and
-its fields), ``board_items_read`` (the items), ``board_read`` (both).
+its fields), ``board_items_read`` (the items), ``board_read`` (both); and
+``board_item_read``, one item with its board's fields in one request (a webhook's pull).
 """
 
 from __future__ import annotations
@@ -70,15 +71,19 @@ def _project(data: dict, owner: str, number: int) -> dict:
     return project
 
 
-def board_fields_read(client: BoardClient, *, owner: str, number: int) -> BoardFields:
-    project = _project(client.graphql("board_fields", {"owner": owner, "number": number}), owner, number)
+def _fields(project: dict) -> dict[str, Field]:
     fields = {}
     for node in project["fields"]["nodes"]:
         if not node or "name" not in node:
             continue
         options = {option["name"]: option["id"] for option in node.get("options") or []}
         fields[node["name"]] = Field(id=node["id"], name=node["name"], data_type=node["dataType"], options=options)
-    return BoardFields(project_id=project["id"], title=project["title"], url=project["url"], fields=fields)
+    return fields
+
+
+def board_fields_read(client: BoardClient, *, owner: str, number: int) -> BoardFields:
+    project = _project(client.graphql("board_fields", {"owner": owner, "number": number}), owner, number)
+    return BoardFields(project_id=project["id"], title=project["title"], url=project["url"], fields=_fields(project))
 
 
 def _values(nodes: list[dict]) -> dict[str, Value]:
@@ -141,5 +146,31 @@ def board_read(client: BoardClient, *, owner: str, number: int) -> BoardSnapshot
         url=head.url,
         fields=head.fields,
         items=items,
+        requests=client.requests - before,
+    )
+
+
+def board_item_read(client: BoardClient, *, item_id: str) -> BoardSnapshot | None:
+    """One item (a ``ProjectV2Item``'s node id) with its field values and its board's
+    field definitions, in one request: a snapshot holding that item alone (archived or
+    not: the caller judges). None when GitHub has no such item (deleted, or the id is not
+    an item's)."""
+    before = client.requests
+    try:
+        data = client.graphql("board_item", {"id": item_id})
+    except GitHubUnavailable as exc:
+        if exc.types and set(exc.types) <= {"NOT_FOUND"}:
+            return None
+        raise
+    node = data.get("node")
+    if not node or node.get("__typename") != "ProjectV2Item" or not node.get("project"):
+        return None
+    project = node["project"]
+    return BoardSnapshot(
+        project_id=project["id"],
+        title=project["title"],
+        url=project["url"],
+        fields=_fields(project),
+        items=[_item(node)],
         requests=client.requests - before,
     )

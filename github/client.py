@@ -48,12 +48,14 @@ class GitHubUnavailable(Exception):
         permanent: bool = False,
         retry_after: float | None = None,
         status: int | str | None = None,
+        types: tuple[str, ...] = (),
     ):
         super().__init__(message)
         self.message = message
         self.permanent = permanent
         self.retry_after = retry_after
         self.status = status  # GitHub's HTTP status (or "GraphQL RATE_LIMITED"), when it said one
+        self.types = types  # a GraphQL refusal's error types ("NOT_FOUND", "FORBIDDEN", ...)
 
     def __str__(self) -> str:
         return self.message
@@ -218,7 +220,8 @@ def unavailable(exc: GitHubException, *, timeout: float, retries: int) -> GitHub
         errors = exc.response.errors or []
         words = "; ".join(f"{e.type or 'ERROR'}: {e.message}" for e in errors) or "an error without a message"
         permanent = any((e.type or "") in PERMANENT_GRAPHQL for e in errors)
-        return GitHubUnavailable(f"GitHub refused the query: {words}", permanent=permanent)
+        types = tuple(e.type or "ERROR" for e in errors)
+        return GitHubUnavailable(f"GitHub refused the query: {words}", permanent=permanent, types=types)
     if isinstance(exc, RequestFailed):
         status = exc.response.status_code
         if status == 401:

@@ -1,8 +1,14 @@
 """Keeping a board in sync: the reconcile reads the whole board and compares each
 exception item with releasecal's record. Run by beat every ``GITHUB_RECONCILE_SECONDS``
 for every board that is not off (so the board stays correct when no webhook ever
-arrives: ``projects_v2_item`` events reach only an organization's hook), and on each
-webhook of a changed item (``github.webhooks``), deduplicated per board.
+arrives: ``projects_v2_item`` events reach only an organization's hook), and on a
+webhook that one item cannot answer (``github.webhooks``), deduplicated per board.
+
+``board_item_reconcile`` is the same for one item, read alone (one GraphQL request: the
+item, its values and its board's fields): a webhook's event of an item linked to a
+request (``BoardItem``). The item alone cannot say which request an unlinked item holds,
+so an item that is not (or no longer) linked, gone from the board, archived or of
+another project is judged by a full reconcile instead.
 
 Ownership (docs/github.md): the exception fields are releasecal's. For each request
 with no write of its own under way (a pending, sending or failed ``BoardWrite``: then
@@ -30,10 +36,11 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 
 from github import mapping
-from github.client import BoardClient
-from github.models import Board, BoardConflict, BoardWrite
-from github.services import board_sync
-from github.sync import ACTION_UPDATE, SyncReport
+from github.board import board_item_read
+from github.client import BoardClient, GitHubUnavailable
+from github.models import Board, BoardConflict, BoardItem, BoardWrite
+from github.services import BoardRefused, board_contact_record, board_github, board_sync
+from github.sync import ACTION_UPDATE, SyncReport, board_plan
 from github.writes import enqueue_write
 from releasecal import tz
 
@@ -60,14 +67,17 @@ class ReconcileResult:
     conflicts_opened: list[int] = field(default_factory=list)  # BoardConflict ids
     conflicts_changed: list[int] = field(default_factory=list)
     conflicts_closed: list[int] = field(default_factory=list)
+    full: str = ""  # an item's pull that read the whole board instead: why
 
     @property
     def changed(self) -> bool:
         return bool(self.writes_queued or self.conflicts_opened or self.conflicts_changed or self.conflicts_closed)
 
     def summary(self) -> str:
+        instead = f" (the whole board: {self.full})" if self.full else ""
         return (
-            f"{self.report.board}: {self.report.items_read} items in {self.report.requests} GraphQL requests; "
+            f"{self.report.board}: {self.report.items_read} items in {self.report.requests} GraphQL requests"
+            f"{instead}; "
             f"{len(self.writes_queued)} writes queued, {len(self.conflicts_opened)} conflicts opened, "
             f"{len(self.conflicts_changed)} changed, {len(self.conflicts_closed)} closed"
         )
@@ -105,17 +115,97 @@ def board_reconcile(
     return result
 
 
-def _apply(board: Board, report: SyncReport, result: ReconcileResult, *, now: dt.datetime) -> None:
+def board_item_reconcile(
+    *, board_id: int, item_id: str, client: BoardClient | None = None, now: dt.datetime | None = None
+) -> ReconcileResult:
+    """Read one item of the board (one GraphQL request) and bring its request and the
+    board together as the full reconcile does, for that request only. An item the read
+    cannot judge alone (module docstring) is judged by :func:`board_reconcile` instead,
+    in the same call (``result.full`` says why). Raises ``BoardRefused`` as it does."""
+    now = now or tz.utc_now()
+    failed: GitHubUnavailable | None = None
+    with transaction.atomic():
+        board = Board.objects.select_for_update().select_related("release").get(pk=board_id)
+        if board.mode == Board.Mode.OFF:
+            raise BoardRefused(f"The board of {board.release.slug} is off: set its mode in the admin")
+        linked = BoardItem.objects.filter(board=board, item_id=item_id).values_list("request_id", flat=True).first()
+        if not board.project_node_id:
+            return _instead(board_id, client, now, "the board's project is not known yet")
+        if linked is None:
+            return _instead(board_id, client, now, f"item {item_id} holds no request releasecal linked")
+        github = board_github(client)
+        try:
+            snapshot = board_item_read(github, item_id=item_id)
+        except GitHubUnavailable as exc:
+            failed = exc
+        else:
+            board_contact_record(board)
+            why = ""
+            if snapshot is None:
+                why = f"item {item_id} is no longer on the board"
+            elif snapshot.project_id != board.project_node_id:
+                why = f"item {item_id} is on another project ({snapshot.project_id})"
+            elif snapshot.items[0].archived:
+                why = f"item {item_id} is archived"
+            if why:
+                return _instead(board_id, github, now, why)
+            result = _item_apply(board, snapshot, linked, now=now)
+    if failed is not None:  # recorded after the transaction, which the refusal would roll back
+        log.warning("github board %s: item %s: %s", board, item_id, failed)
+        board_contact_record(Board.objects.get(pk=board_id), error=str(failed))
+        raise BoardRefused(f"The item {item_id} of {board.owner}/{board.number} could not be read: {failed}")
+    if result.changed:
+        log.info("github reconcile %s", result.summary())
+    return result
+
+
+def _item_apply(board: Board, snapshot, request_id: int, *, now: dt.datetime) -> ReconcileResult:
+    """The full reconcile's steps over a snapshot of one item, for its linked request."""
+    item = snapshot.items[0]
+    planned = board_plan(board, snapshot)
+    report = SyncReport(
+        release=planned.release,
+        board=planned.board,
+        title=snapshot.title,
+        mode=planned.mode,
+        items_read=1,
+        exception_items=planned.exception_items,
+        requests=snapshot.requests,
+        plans=[plan for plan in planned.plans if plan.request_id == request_id and plan.item_id == item.id],
+        # Of this item only: with one item read, every other request's item is "missing".
+        problems=[p for p in planned.problems if p.startswith((item.label, "the board"))],
+    )
+    result = ReconcileResult(report=report)
+    _apply(board, report, result, now=now, scope={request_id})
+    return result
+
+
+def _instead(board_id: int, client: BoardClient | None, now: dt.datetime, why: str) -> ReconcileResult:
+    """An item's pull that the whole board answers (in the caller's transaction: the
+    board's row is locked already)."""
+    log.info("github board %s: an item's pull reads the whole board: %s", board_id, why)
+    result = board_reconcile(board_id=board_id, client=client, now=now)
+    result.full = why
+    return result
+
+
+def _apply(
+    board: Board, report: SyncReport, result: ReconcileResult, *, now: dt.datetime, scope: set[int] | None = None
+) -> None:
+    """``scope``: the requests the report judges (an item's pull: that item's request);
+    None, every request of the board."""
     busy = set(
         BoardWrite.objects.filter(board=board).exclude(state=BoardWrite.State.SENT).values_list("request_id", flat=True)
     )
     handbook = handbook_names(board)
     found: set[tuple[int, str]] = set()
     open_conflicts = {
-        (c.request_id, c.field): c for c in BoardConflict.objects.filter(board=board, resolved_at__isnull=True)
+        (c.request_id, c.field): c
+        for c in BoardConflict.objects.filter(board=board, resolved_at__isnull=True)
+        if scope is None or c.request_id in scope
     }
     for plan in report.plans:
-        if plan.request_id in busy:
+        if plan.request_id in busy or (scope is not None and plan.request_id not in scope):
             continue
         missing = plan.action != ACTION_UPDATE
         for change in plan.changes:

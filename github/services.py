@@ -29,7 +29,8 @@ class BoardRefused(DomainError):
     """The board cannot be synced as asked (off, no credentials, backfilled already)."""
 
 
-def _client(client: BoardClient | None) -> BoardClient:
+def board_github(client: BoardClient | None) -> BoardClient:
+    """``client``, else the configured credentials' (raises :class:`BoardRefused` without any)."""
     if client is not None:
         return client
     try:
@@ -44,7 +45,7 @@ def _client(client: BoardClient | None) -> BoardClient:
     return made
 
 
-def _record_contact(board: Board, *, error: str = "", title: str = "", project_id: str = "") -> None:
+def board_contact_record(board: Board, *, error: str = "", title: str = "", project_id: str = "") -> None:
     board.reachable = not error
     board.last_checked_at = tz.utc_now()
     board.last_error = error
@@ -72,14 +73,14 @@ def board_sync(
             f"The board of {board.release.slug} was backfilled at {tz.render(board.backfilled_at, 'UTC')}: "
             "a backfill is done once (later links come with the writes)"
         )
-    github = _client(client)
+    github = board_github(client)
     try:
         snapshot = board_read(github, owner=board.owner, number=board.number)
     except GitHubUnavailable as exc:
         log.warning("github board %s: %s", board, exc)
-        _record_contact(board, error=str(exc))
+        board_contact_record(board, error=str(exc))
         raise BoardRefused(f"The board {board.owner}/{board.number} could not be read: {exc}") from exc
-    _record_contact(board, title=snapshot.title, project_id=snapshot.project_id)
+    board_contact_record(board, title=snapshot.title, project_id=snapshot.project_id)
     report = board_plan(board, snapshot)
     if backfill:
         report.links = _backfill(board, report, dry_run=dry_run)
@@ -122,9 +123,9 @@ def board_check(*, board: Board, client: BoardClient) -> str:
     try:
         head = board_fields_read(client, owner=board.owner, number=board.number)
     except GitHubUnavailable as exc:
-        _record_contact(board, error=str(exc))
+        board_contact_record(board, error=str(exc))
         return f"{board.release.slug} {board.owner}/{board.number}: unreachable: {exc}"
-    _record_contact(board, title=head.title, project_id=head.project_id)
+    board_contact_record(board, title=head.title, project_id=head.project_id)
     synced = tz.render(board.last_synced_at, "UTC") if board.last_synced_at else "never"
     return (
         f"{board.release.slug} {board.owner}/{board.number} ({board.get_mode_display().split(':')[0].lower()}): "

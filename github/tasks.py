@@ -7,7 +7,7 @@ from celery import shared_task
 from github import comments, reconcile, writes
 from github.models import Board
 from github.services import BoardRefused
-from github.webhooks import PULL_TASK, board_pull_enqueue, pull_started
+from github.webhooks import ITEM_PULL_TASK, PULL_TASK, board_pull_enqueue, item_pull_started, pull_started
 
 
 @shared_task(name=writes.SEND_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True)
@@ -30,6 +30,20 @@ def board_pull_task(board_id: int) -> str:
     except Board.DoesNotExist:
         return f"no board {board_id}"
     except BoardRefused as exc:  # off, no credentials, GitHub down: recorded on the board
+        return str(exc)
+
+
+@shared_task(name=ITEM_PULL_TASK, ignore_result=True)
+def board_item_pull_task(board_id: int, item_id: str) -> str:
+    """Reconcile one item (a webhook's event of an item linked to a request): one small
+    read, or the whole board's when the item alone cannot say (``reconcile``). The
+    dedupe mark goes first, as for the board's pull."""
+    item_pull_started(int(board_id), str(item_id))
+    try:
+        return reconcile.board_item_reconcile(board_id=int(board_id), item_id=str(item_id)).summary()
+    except Board.DoesNotExist:
+        return f"no board {board_id}"
+    except BoardRefused as exc:
         return str(exc)
 
 

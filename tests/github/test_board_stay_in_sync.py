@@ -5,6 +5,7 @@ releasecal owns is a conflict, resolved in one click, never overwritten either w
 from __future__ import annotations
 
 import hmac
+import re
 
 import pytest
 from celery import current_app
@@ -13,10 +14,11 @@ from django.core.cache import cache
 from django.test import Client
 
 from github.conflicts import ConflictRefused, conflict_keep_releasecal, conflict_take_board
-from github.models import Board, BoardConflict, BoardWrite
-from github.reconcile import board_reconcile
-from github.tasks import board_reconcile_task
-from github.webhooks import PULL_TASK, pull_key
+from github.models import Board, BoardConflict, BoardItem, BoardWrite
+from github.reconcile import board_item_reconcile, board_reconcile
+from github.services import BoardRefused
+from github.tasks import board_item_pull_task, board_reconcile_task
+from github.webhooks import ITEM_PULL_TASK, PULL_TASK, item_pull_started, pull_key
 from github.writes import board_write_send
 from tests.support.fake_github.webhooks import Delivery
 
@@ -35,6 +37,22 @@ def pulls(monkeypatch):
     queued: list[int] = []
     monkeypatch.setattr(current_app.tasks[PULL_TASK], "delay", queued.append)
     return queued
+
+
+@pytest.fixture
+def item_pulls(monkeypatch):
+    """The item pulls the webhook queues ((board id, item node id)), instead of a broker."""
+    queued: list[tuple[int, str]] = []
+    monkeypatch.setattr(current_app.tasks[ITEM_PULL_TASK], "delay", lambda *args: queued.append(args))
+    return queued
+
+
+def run_pulls(queued: list) -> list[str]:
+    """What a worker does with each item pull queued, in order."""
+    done = []
+    while queued:
+        done.append(board_item_pull_task(*queued.pop(0)))
+    return done
 
 
 @pytest.fixture
@@ -281,3 +299,148 @@ def test_githubs_secondary_limit_is_said_with_its_own_status(board, project, swa
     assert board_write_send(write_id=write.pk) == "rate-limited"
     write.refresh_from_db()
     assert write.last_error == "Rate limited by GitHub (403): not before 30 s later"
+
+
+def _edited(github, item):
+    return github.payloads.projects_v2_item("edited", item, field_name="Exception Status")
+
+
+def _query_names(requests) -> list[str]:
+    """Each GraphQL request's operation ("query BoardItem")."""
+    return [re.search(r"^(query|mutation) \w+", r.json["query"], re.M).group(0) for r in requests]
+
+
+def test_an_edit_of_a_linked_item_costs_one_small_read_of_that_item(
+    board, project, swap, pending_request, github, settings, enhancements, hook_settings, pulls, item_pulls
+):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    for number in range(3000, 3120):  # a board of two pages, of which one item changes
+        project.add_issue(enhancements.issue(number, f"KEP {number}"), {"Status": "Tracked For Code Freeze"})
+    item = on_board(board, project, swap)
+    assert BoardItem.objects.get().item_id == item.node_id
+    cache.delete(pull_key(board.pk))
+    before = len(github.graphql_requests())
+
+    github.human_edit(item, "Exception Status", "Rejected")
+    answer = post(_edited(github, item), SECRET)
+    assert (answer.status_code, answer.content.decode()) == (202, "Accepted: the board will be read.\n")
+    assert (pulls, item_pulls) == ([], [(board.pk, item.node_id)])
+    (done,) = run_pulls(item_pulls)
+    (read,) = github.graphql_requests()[before:]
+    assert _query_names([read]) == ["query BoardItem"]
+    assert read.json["variables"] == {"id": item.node_id}
+    assert read.response["data"]["node"]["id"] == item.node_id  # the item, not the board's 121
+    assert done.startswith("kubernetes/241: 1 items in 1 GraphQL requests; 0 writes queued, 1 conflicts opened")
+    (conflict,) = BoardConflict.objects.all()
+    assert (conflict.field, conflict.board_value, conflict.releasecal_value) == (
+        "Exception Status",
+        "Rejected",
+        "In Review",
+    )
+    board.refresh_from_db()
+    assert board.last_report["items_read"] == 121  # an item's pull leaves the board's report as it was
+
+
+def test_a_burst_of_events_for_one_item_is_two_reads_and_ends_as_the_board_does(
+    board, project, swap, pending_request, github, settings, hook_settings, pulls, item_pulls
+):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    item = on_board(board, project, swap)
+    cache.delete(pull_key(board.pk))
+    before = len(github.graphql_requests())
+    for value in ["Rejected", "Approved", "Rejected", "In Review", "Approved"] * 4:
+        github.human_edit(item, "Exception Status", value)
+        assert post(_edited(github, item), SECRET).status_code == 202
+    assert item_pulls == [(board.pk, item.node_id)]  # one pull for the burst, not started yet
+
+    # The worker starts it (the mark goes first); an event comes before its read.
+    board_id, item_id = item_pulls.pop()
+    item_pull_started(board_id, item_id)
+    github.human_edit(item, "Exception Status", "Rejected")
+    post(_edited(github, item), SECRET)
+    assert item_pulls == [(board.pk, item.node_id)]  # queued again: the read under way may be before it
+    first = board_item_reconcile(board_id=board_id, item_id=item_id)
+    (second,) = run_pulls(item_pulls)
+    assert len(first.conflicts_opened) == 1
+    assert second.endswith("0 writes queued, 0 conflicts opened, 0 changed, 0 closed")
+    assert _query_names(github.graphql_requests()[before:]) == ["query BoardItem"] * 2
+    (conflict,) = BoardConflict.objects.all()
+    assert (conflict.board_value, conflict.resolved_at) == ("Rejected", None)
+
+    # Then Approved, then set back to releasecal's: the conflict follows, then closes.
+    github.human_edit(item, "Exception Status", "Approved")
+    post(_edited(github, item), SECRET)
+    run_pulls(item_pulls)
+    conflict.refresh_from_db()
+    assert conflict.board_value == "Approved"
+    github.human_edit(item, "Exception Status", "In Review")
+    post(_edited(github, item), SECRET)
+    run_pulls(item_pulls)
+    conflict.refresh_from_db()
+    assert (conflict.resolution, BoardConflict.objects.count(), BoardWrite.objects.count()) == ("agreed", 1, 1)
+    assert pulls == []  # never the whole board
+
+
+def test_what_one_item_cannot_answer_reads_the_whole_board(
+    board, project, swap, pending_request, github, settings, enhancements, hook_settings, pulls, item_pulls
+):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    item = on_board(board, project, swap)
+    stranger = project.add_issue(enhancements.issue(4444, "Not an exception yet"))
+    item.archived = True  # a person archived it
+    archived = github.payloads.projects_v2_item("archived", item)
+    item.archived = False
+    answers = {}
+    for name, delivery in {
+        "an item no request is linked to": _edited(github, stranger),
+        "deleted": github.payloads.projects_v2_item("deleted", stranger),
+        "archived": archived,
+        "restored": github.payloads.projects_v2_item("restored", item),
+        "reordered": github.payloads.projects_v2_item("reordered", item, moved_from=stranger),
+    }.items():
+        cache.delete(pull_key(board.pk))
+        pulls.clear()
+        answer = post(delivery, SECRET)
+        answers[name] = (answer.status_code, answer.content.decode(), list(pulls), list(item_pulls))
+    assert answers == {
+        "an item no request is linked to": (202, "Accepted: the board will be read.\n", [board.pk], []),
+        "deleted": (202, "Accepted: the board will be read.\n", [board.pk], []),
+        "archived": (202, "Accepted: the board will be read.\n", [board.pk], []),
+        "restored": (202, "Accepted: the board will be read.\n", [board.pk], []),
+        "reordered": (202, "Ignored: releasecal does not act on projects_v2_item.reordered.\n", [], []),
+    }
+    # A pull of the board queued and not started covers an item's event too.
+    cache.delete(pull_key(board.pk))
+    pulls.clear()
+    post(_edited(github, stranger), SECRET)
+    post(_edited(github, item), SECRET)
+    assert (pulls, item_pulls) == ([board.pk], [])
+
+    # The linked item is deleted from the board before its pull runs: the pull reads the board.
+    cache.delete(pull_key(board.pk))
+    post(_edited(github, item), SECRET)
+    project.items.remove(item)
+    before = len(github.graphql_requests())
+    result = board_item_reconcile(board_id=board.pk, item_id=item.node_id)
+    assert result.full == f"item {item.node_id} is no longer on the board"
+    assert _query_names(github.graphql_requests()[before:]) == [
+        "query BoardItem",
+        "query BoardFields",
+        "query BoardItems",
+    ]
+    assert f"its linked item {item.node_id} is no longer on the board" in " ".join(result.report.problems)
+
+
+def test_an_item_github_refuses_to_read_is_recorded_on_the_board(
+    board, project, swap, pending_request, github, settings
+):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    item = on_board(board, project, swap)
+    refusal = {"type": "FORBIDDEN", "path": ["node"], "message": "Resource not accessible by integration"}
+    github.faults.fail_next(1, status=200, match="graphql", body={"data": {"node": None}, "errors": [refusal]})
+    said = "GitHub refused the query: FORBIDDEN: Resource not accessible by integration"
+    with pytest.raises(BoardRefused) as refused:
+        board_item_reconcile(board_id=board.pk, item_id=item.node_id)
+    assert refused.value.message == f"The item {item.node_id} of kubernetes/241 could not be read: {said}"
+    board.refresh_from_db()
+    assert (board.reachable, board.last_error) == (False, said)

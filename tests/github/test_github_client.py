@@ -13,7 +13,7 @@ from github.services import BoardRefused, board_sync
 from tests.support.fake_github.graphql_api import schema
 
 
-@pytest.mark.parametrize("name", ["board_fields", "board_items"])
+@pytest.mark.parametrize("name", sorted(path.stem for path in github_client.QUERIES.glob("*.graphql")))
 def test_every_query_is_valid_against_githubs_schema(name):
     assert validate(schema(), parse(github_client.query(name))) == []
 

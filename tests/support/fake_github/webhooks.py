@@ -126,9 +126,11 @@ class PayloadBuilder:
         sender: model.User | None = None,
         installation_id: int | None = None,
         extra: dict | None = None,
+        moved_from: model.Item | None = None,
     ) -> Delivery:
-        """``created``, ``edited`` (name the field), ``deleted``, ``archived``, ``restored``,
-        ``converted``, ``reordered``."""
+        """``created``, ``edited`` (name the field), ``deleted``, ``archived``, ``restored``
+        (the item archived, or not, as it is now), ``converted``, ``reordered`` (the item it
+        came after, ``moved_from``; the one it comes after now is read from the board)."""
         content = item.content
         payload: dict[str, Any] = {
             "action": action,
@@ -145,6 +147,17 @@ class PayloadBuilder:
             },
             **self._common(item.project.owner, sender, installation_id),
         }
+        if action in ("archived", "restored"):  # the item as it is now: archived, or not any more
+            at = model.iso(item.updated_at)
+            payload["changes"] = {
+                "archived_at": {"from": None, "to": at} if action == "archived" else {"from": at, "to": None}
+            }
+        if action == "reordered":
+            if moved_from is None:
+                raise ValueError("a reordered event names the item it came after (moved_from)")
+            index = item.project.items.index(item)
+            after = item.project.items[index - 1].node_id if index else None
+            payload["changes"] = {"previous_projects_v2_item_node_id": {"from": moved_from.node_id, "to": after}}
         if action == "edited":
             fld = item.project.field(field_name) if field_name else None
             if fld is None or fld.data_type.lower() not in ("single_select", "date", "number", "text", "iteration"):
