@@ -62,6 +62,10 @@ log_path = {self.log}
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+# No delay after a refused login (2 s by default), and no penalty (anvil's, 2 to 15 s
+# more for each later login from the same IP): the tests refuse logins on purpose, and
+# only loopback reaches this server.
+auth_failure_delay = 0
 default_internal_user = {login_user}
 default_login_user = {login_user}
 mail_location = maildir:{self.mail}/%u
@@ -85,6 +89,9 @@ service imap-login {{
 }}
 service anvil {{
   chroot =
+  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
 }}
 """
 
