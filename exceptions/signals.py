@@ -143,7 +143,8 @@ kwargs: ``request``, ``grant_end``.
 
 Receivers:
 - ``github.receivers.exception_grant_reevaluated`` (uid ``github.exception_grant_reevaluated``):
-  a read-write board's write of the KEP's ``Status``.
+  a read-write board's write of the KEP's ``Status``, and the KEP issue's comment (the
+  re-add commands, or the removal ones: ``github.comments.comment_for_reevaluation``).
 """
 
 exception_grant_moved = Signal()

@@ -101,6 +101,20 @@ def text_grant_missed(*, handles: list[str], slug: str, kep: int, freeze: str, g
     )
 
 
+def text_grant_met(*, handles: list[str], slug: str, kep: int, freeze: str, granted_until: str) -> str:
+    """Lifecycle step 3, requirements met (the liaison's re-evaluation): the re-add commands."""
+    v = milestone_name(slug)
+    return _text(
+        handles,
+        slug,
+        [
+            f"The exception granted to KEP-{kep} for {freeze}, until {granted_until}, has ended and the requirements "
+            f"were met, so this enhancement is tracked for {v}."
+        ],
+        ["/label tracked/yes", "/remove-label tracked/no", f"/milestone {v}"],
+    )
+
+
 def text_readded(*, handles: list[str], slug: str, kep: int) -> str:
     """Lifecycle step 3, requirements met: the re-add commands."""
     v = milestone_name(slug)
@@ -384,6 +398,35 @@ def comment_for_tracking(*, tracking, previous: str, change_id: int) -> IssueCom
         kep=kep,
         event=event,
         source=source,
+        body=body,
+        repository=repository,
+        issue_number=number,
+    )
+
+
+def comment_for_reevaluation(*, request, grant_end) -> IssueComment | None:
+    """The liaison's re-evaluation of a KEP whose grant ended
+    (``exceptions.signals.exception_grant_reevaluated``): requirements met, the re-add
+    commands (``grant-met``); missed, the removal commands (``grant-missed``, keyed as a
+    removal after the grant is: one comment for the request's missed grant either way)."""
+    setting = comment_setting(request.release)
+    if setting.mode == IssueCommentSetting.Mode.OFF or grant_end.outcome not in ("tracked", "removed"):
+        return None
+    enhancement, slug = request.enhancement, request.release.slug
+    text = text_grant_met if grant_end.outcome == "tracked" else text_grant_missed
+    body = text(
+        handles=kep_handles(enhancement),
+        slug=slug,
+        kep=enhancement.number,
+        freeze=request.milestone.title,
+        granted_until=tz.render_deadline(grant_end.ended_at, grant_end.ended_zone or request.release.zone),
+    )
+    repository, number = kep_issue(enhancement, setting)
+    return issue_comment_record(
+        release=request.release,
+        kep=enhancement.number,
+        event=IssueComment.Event.GRANT_MET if grant_end.outcome == "tracked" else IssueComment.Event.GRANT_MISSED,
+        source=f"request:{request.pk}",
         body=body,
         repository=repository,
         issue_number=number,

@@ -226,6 +226,7 @@ class IssueComment(models.Model):
     class Event(models.TextChoices):
         REJECTED = "rejected", "Exception rejected"
         GRANT_MISSED = "grant-missed", "Granted deadline missed"
+        GRANT_MET = "grant-met", "Granted deadline met: tracked"
         READDED = "readded", "Tracked again"
         REMOVED = "removed", "Removed from the milestone"
         DEFERRED = "deferred", "Deferred"

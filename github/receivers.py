@@ -5,7 +5,12 @@ the KEP issue's comment (listed or posted, per release), each in the change's tr
 
 from __future__ import annotations
 
-from github.comments import comment_for_decision, comment_for_tracking, comments_for_correction
+from github.comments import (
+    comment_for_decision,
+    comment_for_reevaluation,
+    comment_for_tracking,
+    comments_for_correction,
+)
 from github.writes import board_write_record
 
 
@@ -39,6 +44,7 @@ def exception_request_slack_thread_linked(sender, *, request, **kwargs) -> None:
 
 def exception_grant_reevaluated(sender, *, request, grant_end, **kwargs) -> None:
     board_write_record(request=request, event="reevaluated")
+    comment_for_reevaluation(request=request, grant_end=grant_end)
 
 
 def tracking_status_changed(sender, *, tracking, previous, change_id, **kwargs) -> None:

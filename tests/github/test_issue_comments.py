@@ -9,9 +9,12 @@ import datetime as dt
 
 import pytest
 
+from exceptions.followup import exception_grant_reevaluate, exception_grants_end
 from exceptions.services import exception_decision_correct, exception_request_approve, exception_request_reject
 from github.comments import comment_for_decision, issue_comment_retry, issue_comment_send
 from github.models import IssueComment, IssueCommentSetting
+from github.receivers import exception_grant_reevaluated
+from releasecal.errors import Conflict
 from releasecal.models import Tracking
 from releasecal.services import tracking_status_change
 from tests.support.fake_github.schemas import openapi
@@ -288,3 +291,52 @@ def test_a_rejection_corrected_to_an_approval_follows_the_posted_comment_once(
     assert issue_comment_send(comment_id=correction.pk) == "sent"
     assert [c.body.split("\n<!--")[0] for c in swap.comments] == [removal.body, correction.body]
     assert IssueComment.objects.count() == 2
+
+
+@pytest.mark.parametrize("outcome", ["tracked", "removed"])
+def test_the_liaisons_re_evaluation_after_a_grant_is_commented_once(
+    posting, release, kep, swap, pending_request, release_team_member, staff, outcome, github
+):
+    decision = exception_request_approve(request=pending_request, actor=release_team_member, at=DECIDED)
+    (grant_end,) = exception_grants_end(now=decision.granted_until + dt.timedelta(minutes=1))
+    exception_grant_reevaluate(grant_end=grant_end, outcome=outcome, actor=release_team_member)
+    (comment,) = IssueComment.objects.all()
+    until = "end of Thursday 25 July 2024 PDT (07:00 UTC Friday 26 July 2024)"
+    expected = {
+        "tracked": (
+            "grant-met",
+            "Hello @kannon92 👋, v1.31 Enhancements team here.\n\n"
+            f"The exception granted to KEP-2400 for Code Freeze, until {until}, has ended and the requirements were "
+            "met, so this enhancement is tracked for v1.31.\n\n"
+            "/label tracked/yes\n/remove-label tracked/no\n/milestone v1.31\n",
+        ),
+        "removed": (
+            "grant-missed",
+            "Hello @kannon92 👋, v1.31 Enhancements team here.\n\n"
+            f"The exception granted to KEP-2400 for Code Freeze, until {until}, has ended and the requirements were "
+            "not met, so this enhancement is removed from the v1.31 milestone. If you still wish to progress it, it "
+            "can be opted in for a later release (the `lead-opted-in` label and that release's milestone, set by a "
+            "SIG lead).\n\n" + REMOVAL,
+        ),
+    }[outcome]
+    assert (comment.event, comment.source, comment.state, comment.body) == (
+        expected[0],
+        f"request:{pending_request.pk}",
+        "pending",
+        expected[1],
+    )
+    assert issue_comment_send(comment_id=comment.pk) == "sent"
+    assert bodies(swap) == [expected[1] + f"\n<!-- releasecal:comment:{comment.pk} -->"]
+
+    # Never twice: the signal heard again, a second re-evaluation (refused), the send
+    # run again, and (missed) the removal after the grant set by hand are that comment.
+    exception_grant_reevaluated(sender=None, request=pending_request, grant_end=grant_end)
+    with pytest.raises(Conflict, match="was already re-evaluated after its grant"):
+        exception_grant_reevaluate(grant_end=grant_end, outcome=outcome, actor=release_team_member)
+    assert issue_comment_send(comment_id=comment.pk) == "not claimed"
+    if outcome == "tracked":
+        tracking_status_change(tracking=tracking(release, kep), status="removed_from_milestone", actor=staff)
+        assert [c.event for c in IssueComment.objects.order_by("id")] == ["grant-met", "grant-missed"]
+    else:
+        assert IssueComment.objects.count() == 1
+    assert len(github.rest_requests("POST", "/issues/2400/comments")) == 1
