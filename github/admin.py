@@ -199,6 +199,9 @@ class IssueCommentAdmin(admin.ModelAdmin):
             "opts": self.model._meta,
             "listed": list(base.filter(state=IssueComment.State.LISTED)[:200]),
             "failed": list(base.filter(state=IssueComment.State.FAILED)[:200]),
+            # The latest listed comments a corrected decision took off the list (why, so a
+            # person who copied one knows not to post it).
+            "superseded": list(base.filter(state=IssueComment.State.SUPERSEDED).order_by("-updated_at")[:20]),
             "can_mark": self.has_change_permission(request),
         }
         return TemplateResponse(request, "github/issue_comments_to_post.html", context)

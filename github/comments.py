@@ -24,6 +24,7 @@ import re
 from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from exceptions.models import Decision
 from github import client as github_client
@@ -318,6 +319,19 @@ def _enqueue(comment_id: int) -> None:
     current_app.tasks[SEND_TASK].delay(comment_id)
 
 
+def decision_source(request) -> str:
+    """The source of a decision's comment: ``request:<id>``; after a reopen (the request
+    decided anew), ``request:<id>:after:<the reopen's number>``, a new event."""
+    last = request.decision_corrections.order_by("-number").values_list("number", flat=True).first()
+    return f"request:{request.pk}" if last is None else f"request:{request.pk}:after:{last}"
+
+
+def request_sources(request_id: int) -> Q:
+    """The sources of a request's own comments (``request:12``, ``request:12:...``; not
+    ``request:123``)."""
+    return Q(source=f"request:{request_id}") | Q(source__startswith=f"request:{request_id}:")
+
+
 def comment_for_decision(*, request, decision) -> IssueComment | None:
     """A rejection's comment (an approval has none: the KEP stays in the milestone)."""
     if decision.outcome != "rejected":
@@ -327,6 +341,12 @@ def comment_for_decision(*, request, decision) -> IssueComment | None:
         return None
     enhancement = request.enhancement
     repository, number = kep_issue(enhancement, setting)
+    if request.decision_corrections.exists():  # decided anew after a reopen
+        _supersede_listed(
+            request,
+            now="rejected",
+            note=f"Not to post: KEP-{enhancement.number}'s request, reopened, was decided anew: rejected.",
+        )
     body = text_rejected(
         handles=kep_handles(enhancement),
         slug=request.release.slug,
@@ -337,7 +357,7 @@ def comment_for_decision(*, request, decision) -> IssueComment | None:
         release=request.release,
         kep=enhancement.number,
         event=IssueComment.Event.REJECTED,
-        source=f"request:{request.pk}",
+        source=decision_source(request),
         body=body,
         repository=repository,
         issue_number=number,
@@ -374,7 +394,7 @@ def comment_for_tracking(*, tracking, previous: str, change_id: int) -> IssueCom
         grant = _ended_grant(tracking, tz.utc_now())
         if grant is not None:
             event = IssueComment.Event.GRANT_MISSED
-            source = f"request:{grant.request_id}"
+            source = decision_source(grant.request)
             body = text_grant_missed(
                 handles=handles,
                 slug=slug,
@@ -426,7 +446,7 @@ def comment_for_reevaluation(*, request, grant_end) -> IssueComment | None:
         release=request.release,
         kep=enhancement.number,
         event=IssueComment.Event.GRANT_MET if grant_end.outcome == "tracked" else IssueComment.Event.GRANT_MISSED,
-        source=f"request:{request.pk}",
+        source=decision_source(request),
         body=body,
         repository=repository,
         issue_number=number,
@@ -438,7 +458,9 @@ def comments_for_correction(*, request, correction, old: dict, new: dict | None,
     does to the KEP issue: a rejection corrected away (approved after all, or reopened)
     follows each removal comment posted (or being posted) for the request with a
     correction (one per earlier comment and correction); a decision corrected to a
-    rejection is commented as a rejection, once per correction."""
+    rejection is commented as a rejection, once per correction. A comment of the request
+    still listed (never posted) that the correction makes wrong is superseded instead:
+    it leaves the list, so nobody posts it."""
     was, now = old.get("outcome"), (new or {}).get("outcome")
     if was == now:
         return []
@@ -446,6 +468,13 @@ def comments_for_correction(*, request, correction, old: dict, new: dict | None,
     if setting.mode == IssueCommentSetting.Mode.OFF:
         return []
     enhancement, slug = request.enhancement, request.release.slug
+    said = {"rejected": "rejected", "approved": "approved"}.get(now or "", "pending again")
+    _supersede_listed(
+        request,
+        now=now,
+        note=f"Not to post: the decision on KEP-{enhancement.number}'s request was corrected "
+        f"(correction {correction.number}: {reason}); the request is {said}.",
+    )
     if now == "rejected":
         repository, number = kep_issue(enhancement, setting)
         body = text_rejected(
@@ -464,7 +493,7 @@ def comments_for_correction(*, request, correction, old: dict, new: dict | None,
     if was != "rejected":
         return []
     earlier_ones = IssueComment.objects.filter(
-        kep=enhancement.number, event=IssueComment.Event.REJECTED, source__startswith=f"request:{request.pk}"
+        request_sources(request.pk), kep=enhancement.number, event=IssueComment.Event.REJECTED
     ).filter(
         state__in=[
             IssueComment.State.SENT,
@@ -496,6 +525,20 @@ def comments_for_correction(*, request, correction, old: dict, new: dict | None,
         if comment is not None:
             made.append(comment)
     return made
+
+
+def _supersede_listed(request, *, now: str | None, note: str) -> int:
+    """The request's listed comments a change of its decision makes wrong, superseded:
+    its removal comments when it is not rejected any more; the corrections announcing it
+    back in the milestone when it is rejected again."""
+    kep = request.enhancement.number
+    listed = IssueComment.objects.filter(kep=kep, state=IssueComment.State.LISTED)
+    if now == "rejected":
+        removals = IssueComment.objects.filter(request_sources(request.pk), kep=kep, event=IssueComment.Event.REJECTED)
+        wrong = listed.filter(event=IssueComment.Event.CORRECTION, corrects__in=removals)
+    else:
+        wrong = listed.filter(request_sources(request.pk), event=IssueComment.Event.REJECTED)
+    return wrong.update(state=IssueComment.State.SUPERSEDED, superseded_note=note[:500], updated_at=tz.utc_now())
 
 
 # ------------------------------------------------------------------- posting

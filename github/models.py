@@ -213,7 +213,9 @@ class IssueComment(models.Model):
     """The KEP issues' comments ledger (the outbox's fourth, ``outbox.ledger``): one row
     per (KEP, event, source), unique, so one event is commented once however often it
     is heard or a sweep is run. ``listed`` rows wait for a person to post them by hand
-    (``posted_by_hand`` once marked); ``pending`` rows are posted by the send."""
+    (``posted_by_hand`` once marked); ``pending`` rows are posted by the send; a listed
+    row a corrected decision made wrong is ``superseded`` (never to post; ``superseded_note``
+    says why)."""
 
     class State(models.TextChoices):
         LISTED = "listed", "To post by hand"
@@ -222,6 +224,7 @@ class IssueComment(models.Model):
         SENDING = "sending", "Sending"
         SENT = "sent", "Sent"
         FAILED = "failed", "Failed"
+        SUPERSEDED = "superseded", "Superseded: not to post (the decision was corrected)"
 
     class Event(models.TextChoices):
         REJECTED = "rejected", "Exception rejected"
@@ -258,6 +261,9 @@ class IssueComment(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="corrections", help_text="A follow-up of"
     )
     marked_by = models.CharField(max_length=150, blank=True, help_text="Who marked it posted by hand")
+    superseded_note = models.CharField(
+        max_length=500, blank=True, help_text="Why a listed comment is not to be posted any more"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -266,7 +272,9 @@ class IssueComment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["kep", "event", "source"], name="one_issue_comment_per_event"),
             models.CheckConstraint(
-                condition=models.Q(state__in=["listed", "posted_by_hand", "pending", "sending", "sent", "failed"]),
+                condition=models.Q(
+                    state__in=["listed", "posted_by_hand", "pending", "sending", "sent", "failed", "superseded"]
+                ),
                 name="issue_comment_state_valid",
             ),
         ]

@@ -10,7 +10,12 @@ import datetime as dt
 import pytest
 
 from exceptions.followup import exception_grant_reevaluate, exception_grants_end
-from exceptions.services import exception_decision_correct, exception_request_approve, exception_request_reject
+from exceptions.services import (
+    exception_decision_correct,
+    exception_decision_reopen,
+    exception_request_approve,
+    exception_request_reject,
+)
 from github.comments import comment_for_decision, issue_comment_retry, issue_comment_send
 from github.models import IssueComment, IssueCommentSetting
 from github.receivers import exception_grant_reevaluated
@@ -340,3 +345,89 @@ def test_the_liaisons_re_evaluation_after_a_grant_is_commented_once(
     else:
         assert IssueComment.objects.count() == 1
     assert len(github.rest_requests("POST", "/issues/2400/comments")) == 1
+
+
+def test_a_listed_removal_a_correction_made_wrong_leaves_the_list_and_is_never_posted(
+    release, swap, pending_request, release_team_member, github, admin_client
+):
+    set_mode(release, IssueCommentSetting.Mode.LIST)
+    reject(pending_request, release_team_member)
+    (removal,) = IssueComment.objects.all()
+    assert removal.state == "listed"
+    exception_decision_correct(
+        request=pending_request, actor=release_team_member, reason="approved in the meeting", outcome="approved"
+    )
+    removal.refresh_from_db()
+    note = (
+        "Not to post: the decision on KEP-2400's request was corrected (correction 1: approved in the meeting); "
+        "the request is approved."
+    )
+    assert (removal.state, removal.superseded_note) == ("superseded", note)
+    assert IssueComment.objects.count() == 1  # nothing was posted: nothing to correct
+    page = admin_client.get("/admin/github_board/issuecomment/to-post/").content.decode()
+    assert "<h2>To post (0)</h2>" in page
+    assert "Superseded: not to post (1)" in page
+    assert note.replace("'", "&#x27;") in page
+    assert admin_client.post("/admin/github_board/issuecomment/to-post/", {"comment": removal.pk}).status_code == 302
+    removal.refresh_from_db()
+    assert removal.state == "superseded"  # a superseded comment cannot be marked posted
+
+    # Corrected back to a rejection: the removal is listed anew, once.
+    exception_decision_correct(
+        request=pending_request, actor=release_team_member, reason="the approval was a slip", outcome="rejected"
+    )
+    again = IssueComment.objects.get(state="listed")
+    assert (again.event, again.source, again.body) == (
+        "rejected",
+        f"request:{pending_request.pk}:correction:2",
+        REJECTED,
+    )
+    assert github.rest_requests("POST") == []
+
+
+def test_a_listed_correction_made_wrong_is_superseded_and_a_reopen_lists_the_next_decision(
+    release, swap, pending_request, release_team_member, github
+):
+    set_mode(release, IssueCommentSetting.Mode.LIST)
+    reject(pending_request, release_team_member)
+    (removal,) = IssueComment.objects.all()
+    IssueComment.objects.filter(pk=removal.pk).update(state="posted_by_hand")  # the lead posted it
+    exception_decision_correct(
+        request=pending_request, actor=release_team_member, reason="approved in the meeting", outcome="approved"
+    )
+    (correction,) = IssueComment.objects.filter(event="correction", state="listed")
+    exception_decision_correct(
+        request=pending_request, actor=release_team_member, reason="the approval was a slip", outcome="rejected"
+    )
+    correction.refresh_from_db()
+    assert (correction.state, correction.superseded_note) == (
+        "superseded",
+        "Not to post: the decision on KEP-2400's request was corrected (correction 2: the approval was a slip); "
+        "the request is rejected.",
+    )
+    (removal_again,) = IssueComment.objects.filter(state="listed")
+    assert removal_again.source == f"request:{pending_request.pk}:correction:2"
+
+    # Reopened (pending again), then rejected anew: the listed removal goes, and the new
+    # decision is a new event with its own removal comment.
+    exception_decision_reopen(request=pending_request, actor=release_team_member, reason="decided on the wrong KEP")
+    removal_again.refresh_from_db()
+    assert removal_again.state == "superseded"
+    assert removal_again.superseded_note.endswith(
+        "(correction 3: decided on the wrong KEP); the request is pending again."
+    )
+    (reopened,) = IssueComment.objects.filter(state="listed")  # the removal posted by hand is corrected
+    assert (reopened.event, reopened.corrects, reopened.source) == (
+        "correction",
+        removal,
+        f"comment:{removal.pk}:correction:3",
+    )
+    pending_request.refresh_from_db()
+    reject(pending_request, release_team_member)
+    reopened.refresh_from_db()
+    assert (reopened.state, reopened.superseded_note) == (
+        "superseded",
+        "Not to post: KEP-2400's request, reopened, was decided anew: rejected.",
+    )
+    (latest,) = IssueComment.objects.filter(state="listed")
+    assert (latest.event, latest.source, latest.body) == ("rejected", f"request:{pending_request.pk}:after:3", REJECTED)
