@@ -11,6 +11,7 @@ for the exactly-once argument.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -407,23 +408,23 @@ def deliveries_create_for_grant_end(*, request: ExceptionRequest, grant_end) -> 
 
 
 # What a delivery's message shows, read by the claim's statement (``_claim_and_load``):
-# (alias, model, join, the attribute of the row it fills). The request's tables are
-# joined too (LEFT JOIN, nulls for a milestone's reminder), so a milestone's reminder and
-# a request's cost the same statements.
-def _load_joins() -> list[tuple[str, type, str, str]]:
+# (alias, model, join). The request's tables are joined too (LEFT JOIN, nulls for a
+# milestone's reminder), so a milestone's reminder and a request's cost the same
+# statements.
+def _load_joins() -> list[tuple[str, type, str]]:
     from releasecal.models import Enhancement, Release
 
     def table(model) -> str:
         return connection.ops.quote_name(model._meta.db_table)
 
     return [
-        ("c", Channel, f"JOIN {table(Channel)} c ON c.id = d.channel_id", "channel"),
-        ("m", Milestone, f"JOIN {table(Milestone)} m ON m.id = d.milestone_id", "milestone"),
-        ("r", Release, f"JOIN {table(Release)} r ON r.id = m.release_id", "release"),
-        ("k", MilestoneKind, f"JOIN {table(MilestoneKind)} k ON k.id = m.kind_id", "kind"),
-        ("q", ExceptionRequest, f"LEFT JOIN {table(ExceptionRequest)} q ON q.id = d.request_id", "request"),
-        ("e", Enhancement, f"LEFT JOIN {table(Enhancement)} e ON e.id = q.enhancement_id", "enhancement"),
-        ("a", Milestone, f"LEFT JOIN {table(Milestone)} a ON a.id = q.also_milestone_id", "also_milestone"),
+        ("c", Channel, f"JOIN {table(Channel)} c ON c.id = d.channel_id"),
+        ("m", Milestone, f"JOIN {table(Milestone)} m ON m.id = d.milestone_id"),
+        ("r", Release, f"JOIN {table(Release)} r ON r.id = m.release_id"),
+        ("k", MilestoneKind, f"JOIN {table(MilestoneKind)} k ON k.id = m.kind_id"),
+        ("q", ExceptionRequest, f"LEFT JOIN {table(ExceptionRequest)} q ON q.id = d.request_id"),
+        ("e", Enhancement, f"LEFT JOIN {table(Enhancement)} e ON e.id = q.enhancement_id"),
+        ("a", Milestone, f"LEFT JOIN {table(Milestone)} a ON a.id = q.also_milestone_id"),
     ]
 
 
@@ -436,20 +437,38 @@ _LOADED = (
 )
 
 
-def _columns(alias: str, model) -> list[str]:
-    return [f"{alias}.{connection.ops.quote_name(f.column)}" for f in model._meta.concrete_fields]
+@dataclass(frozen=True)
+class _Read:
+    """One table of the claim's read: its alias, model, and per column the field's
+    converters (as a queryset's compiler applies them: a JSONField's text, for one)."""
+
+    alias: str
+    model: type
+    converters: tuple
 
 
-def _from_row(model, values) -> models.Model:
-    """A model instance from its columns as the cursor returned them, each field's value
-    converted as a queryset's compiler would (a JSONField's text, for one)."""
+@functools.cache
+def _load_statement(vendor: str) -> tuple[tuple[_Read, ...], str, str]:
+    """The claim's read, built once per process: its tables, select list and joins."""
+    joins = _load_joins()
+    reads, columns = [], []
+    for alias, model in [("d", Delivery)] + [(alias, model) for alias, model, _join in joins]:
+        converters = []
+        for f in model._meta.concrete_fields:
+            col = f.get_col(model._meta.db_table)
+            converters.append((col, tuple(connection.ops.get_db_converters(col) + f.get_db_converters(connection))))
+            columns.append(f"{alias}.{connection.ops.quote_name(f.column)}")
+        reads.append(_Read(alias, model, tuple(converters)))
+    return tuple(reads), ", ".join(columns), " ".join(join for _a, _m, join in joins)
+
+
+def _from_row(read: _Read, values) -> models.Model:
     converted = []
-    for f, value in zip(model._meta.concrete_fields, values, strict=True):
-        col = f.get_col(model._meta.db_table)
-        for converter in connection.ops.get_db_converters(col) + f.get_db_converters(connection):
+    for (col, converters), value in zip(read.converters, values, strict=True):
+        for converter in converters:
             value = converter(value, col, connection)
         converted.append(value)
-    return model.from_db(connection.alias, None, converted)
+    return read.model.from_db(connection.alias, None, converted)
 
 
 def _claim_and_load(delivery_ids: Iterable[int], *, now: dt.datetime) -> list[Delivery]:
@@ -474,9 +493,7 @@ def _claim_and_load(delivery_ids: Iterable[int], *, now: dt.datetime) -> list[De
     table = connection.ops.quote_name(Delivery._meta.db_table)
     query = Delivery.objects.filter(LEDGER.claimable(now)).query
     where, where_params = query.get_compiler(connection=connection).compile(query.where)
-    joins = _load_joins()
-    tables = [("d", Delivery)] + [(alias, model) for alias, model, _join, _attr in joins]
-    select = ", ".join(col for alias, model in tables for col in _columns(alias, model))
+    reads, select, joins = _load_statement(connection.vendor)
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     marks = ", ".join(["%s"] * len(ids))
     # Table and column names from the models; the condition compiled by Django; values bound.
@@ -485,7 +502,7 @@ def _claim_and_load(delivery_ids: Iterable[int], *, now: dt.datetime) -> list[De
         f"ORDER BY {table}.id{lock}), "
         f"d AS (UPDATE {table} SET state = %s, claimed_at = %s, attempts = attempts + 1, updated_at = %s "
         f"WHERE id IN (SELECT id FROM locked) RETURNING *) "
-        f"SELECT {select} FROM d {' '.join(join for _a, _m, join, _attr in joins)} "
+        f"SELECT {select} FROM d {joins} "
         "ORDER BY d.deadline_at IS NULL, d.deadline_at, d.due_at, d.id"
     )
     params = [*ids, *where_params, State.SENDING, now, now]
@@ -495,11 +512,10 @@ def _claim_and_load(delivery_ids: Iterable[int], *, now: dt.datetime) -> list[De
     rows = []
     for values in fetched:
         objects, start = {}, 0
-        for alias, model in tables:
-            fields = model._meta.concrete_fields
-            part = values[start : start + len(fields)]
-            start += len(fields)
-            objects[alias] = None if part[0] is None else _from_row(model, part)
+        for read in reads:
+            part = values[start : start + len(read.converters)]
+            start += len(read.converters)
+            objects[read.alias] = None if part[0] is None else _from_row(read, part)
         row, milestone, request = objects["d"], objects["m"], objects["q"]
         row.channel = objects["c"]
         milestone.release, milestone.kind = objects["r"], objects["k"]
