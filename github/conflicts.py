@@ -4,10 +4,13 @@
   the field to releasecal's value; read-write boards only (a read-only board is never
   written: the refusal says so).
 - **Take the board's**: applied through the exception workflow's services where that is
-  meaningful: an Exception Status of Approved or Rejected on a pending request approves
-  or rejects it as the person who clicked (who must be allowed to decide it). Anything
-  else is refused with the reason: a decision is not undone from the board, and the days,
-  the links and the dates are the request's own facts.
+  meaningful, as the person who clicked (who must be allowed to decide it): an Exception
+  Status of Approved or Rejected on a pending request approves or rejects it; on a
+  request decided the other way, the decision is corrected to it
+  (``exception_decision_correct``, the reason saying it came from the board). Anything
+  else is refused with the reason: In Review on a decided request (reopening a decision
+  is done in releasecal, with its reason), a withdrawn request, and the days, the links
+  and the dates, which are the request's own facts.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from exceptions.models import ExceptionRequest
-from exceptions.services import exception_request_approve, exception_request_reject
+from exceptions.services import exception_decision_correct, exception_request_approve, exception_request_reject
 from github import mapping
 from github.models import Board, BoardConflict, BoardWrite
 from github.writes import enqueue_write
@@ -96,14 +99,25 @@ def conflict_take_board(*, conflict_id: int, actor) -> str:
         raise ConflictRefused(f"{conflict.field} is not taken from the board: {reason}.")
     request = ExceptionRequest.objects.get(pk=conflict.request_id)
     option = _status_option(conflict.board, conflict.board_value)
-    if request.state != ExceptionRequest.State.PENDING or option not in ("Approved", "Rejected"):
+    said = f'The board says "{conflict.board_value}" but request #{request.pk} is {request.state} in releasecal'
+    decided = (ExceptionRequest.State.APPROVED, ExceptionRequest.State.REJECTED)
+    if option not in ("Approved", "Rejected"):
+        why = (
+            "a decision is reopened in releasecal (Reopen, with the reason), not from the board"
+            if request.state in decided
+            else "only Approved or Rejected is taken from the board"
+        )
+        raise ConflictRefused(f"{said}: {why}. Keep releasecal's, or change the request in releasecal.")
+    if request.state not in (ExceptionRequest.State.PENDING, *decided):
         raise ConflictRefused(
-            f'The board says "{conflict.board_value}" but request #{request.pk} is {request.state} in releasecal: '
-            "only a pending request is decided from the board (a decision is not undone). Keep releasecal's, "
-            "or change the request in releasecal."
+            f"{said}: a {request.state} request is not decided from the board. Keep releasecal's, or change the "
+            "request in releasecal."
         )
     note = f'Taken from the board: Exception Status "{conflict.board_value}" on {conflict.item}'
     _close(conflict, BoardConflict.Resolution.TOOK_BOARD, actor)
+    if request.state in decided:
+        exception_decision_correct(request=request, actor=actor, reason=note, outcome=option.lower())
+        return f"Request #{request.pk}'s decision is corrected to {option.lower()}, as the board says."
     if option == "Approved":
         exception_request_approve(request=request, actor=actor, note=note)
     else:

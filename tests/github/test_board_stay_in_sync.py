@@ -4,6 +4,7 @@ releasecal owns is a conflict, resolved in one click, never overwritten either w
 
 from __future__ import annotations
 
+import datetime as dt
 import hmac
 import re
 
@@ -13,6 +14,8 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 
+from exceptions.models import ExceptionRequest
+from exceptions.services import exception_request_approve
 from github.conflicts import ConflictRefused, conflict_keep_releasecal, conflict_take_board
 from github.models import Board, BoardConflict, BoardItem, BoardWrite
 from github.reconcile import board_item_reconcile, board_reconcile
@@ -444,3 +447,56 @@ def test_an_item_github_refuses_to_read_is_recorded_on_the_board(
     assert refused.value.message == f"The item {item.node_id} of kubernetes/241 could not be read: {said}"
     board.refresh_from_db()
     assert (board.reachable, board.last_error) == (False, said)
+
+
+def test_taking_the_boards_status_corrects_a_decided_request_or_says_why_not(
+    board, project, swap, pending_request, github, settings, release_team_member, code_freeze
+):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    item = on_board(board, project, swap)
+    exception_request_approve(
+        request=pending_request, actor=release_team_member, at=code_freeze.deadline + dt.timedelta(days=1)
+    )
+    for write in BoardWrite.objects.filter(state="pending"):
+        assert board_write_send(write_id=write.pk) == "sent"
+    assert item.value("Exception Status") == "Approved"
+
+    github.human_edit(item, "Exception Status", "Rejected")
+    board_reconcile(board_id=board.pk)
+    (conflict,) = BoardConflict.objects.filter(resolved_at__isnull=True)
+    assert conflict_take_board(conflict_id=conflict.pk, actor=release_team_member) == (
+        f"Request #{pending_request.pk}'s decision is corrected to rejected, as the board says."
+    )
+    pending_request.refresh_from_db()
+    assert pending_request.state == "rejected"
+    (correction,) = pending_request.decision_corrections.all()
+    assert correction.reason == 'Taken from the board: Exception Status "Rejected" on kubernetes/enhancements#2400'
+    (write,) = BoardWrite.objects.filter(state="pending")  # the correction's, the field no longer held
+    assert (write.event, board_write_send(write_id=write.pk)) == ("corrected:1", "sent")
+    assert (item.value("Exception Status"), item.value("Status")) == ("Rejected", "Removed From Milestone")
+    assert board_reconcile(board_id=board.pk).changed is False
+
+    # In Review on a decided request: a reopen is releasecal's, with its reason.
+    github.human_edit(item, "Exception Status", "In Review")
+    board_reconcile(board_id=board.pk)
+    (conflict,) = BoardConflict.objects.filter(resolved_at__isnull=True)
+    with pytest.raises(ConflictRefused) as refused:
+        conflict_take_board(conflict_id=conflict.pk, actor=release_team_member)
+    assert refused.value.message == (
+        f'The board says "In Review" but request #{pending_request.pk} is rejected in releasecal: a decision is '
+        "reopened in releasecal (Reopen, with the reason), not from the board. Keep releasecal's, or change the "
+        "request in releasecal."
+    )
+    # A withdrawn request is decided from nowhere.
+    github.human_edit(item, "Exception Status", "Approved")
+    board_reconcile(board_id=board.pk)
+    conflict.refresh_from_db()
+    ExceptionRequest.objects.filter(pk=pending_request.pk).update(state="withdrawn")
+    with pytest.raises(ConflictRefused) as refused:
+        conflict_take_board(conflict_id=conflict.pk, actor=release_team_member)
+    assert refused.value.message == (
+        f'The board says "Approved" but request #{pending_request.pk} is withdrawn in releasecal: a withdrawn '
+        "request is not decided from the board. Keep releasecal's, or change the request in releasecal."
+    )
+    conflict.refresh_from_db()
+    assert conflict.resolved_at is None  # a refusal changes nothing
