@@ -555,7 +555,11 @@ def posted_body(comment: IssueComment) -> str:
 
 def _transport_error(exc: GitHubUnavailable) -> TransportError:
     return TransportError(
-        exc.message, permanent=exc.permanent, retry_after=exc.retry_after, rate_limited=exc.retry_after is not None
+        exc.message,
+        permanent=exc.permanent,
+        retry_after=exc.retry_after,
+        rate_limited=exc.retry_after is not None,
+        status=exc.status,  # GitHub's own (a 403 for the secondary limit), said in last_error
     )
 
 

@@ -1,8 +1,8 @@
 """The outbox's rules (``outbox.ledger``), tested once for every ledger that uses them:
 reminders' deliveries and schedule notices' deliveries, each through its own send and
-sweep against a fake Slack on 127.0.0.1, and the GitHub board writes through theirs
-against the strict fake GitHub (``tests/support/fake_github``); all on the real
-PostgreSQL.
+sweep against a fake Slack on 127.0.0.1, and the GitHub board writes and the KEP issue
+comments through theirs against the strict fake GitHub (``tests/support/fake_github``);
+all on the real PostgreSQL.
 
 A case's :class:`Service` is where its rows go, as the rules see it: fail its next
 requests (a server error, a permanent refusal, a rate limit with Retry-After), count
@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import pytest
 from django.db import connection, transaction
 
+from github import comments as issue_comments
 from github import writes as board_writes
-from github.models import Board
+from github.models import Board, IssueCommentSetting
 from notices import services as notices
 from notices.models import NoticeDelivery, ScheduleNotice
 from outbox.ledger import Ledger
@@ -29,6 +30,7 @@ from releasecal import tz
 from reminders import services as reminders
 from reminders.models import Delivery
 from tests.support.fake_github.limits import SECONDARY_DOC
+from tests.support.fake_github.schemas import openapi
 from tests.support.reminders_helpers import channel, code_freeze_of, future_release, hour_from_now, rule
 
 SERVER_ERROR, PERMANENT_ERROR, RATE_LIMITED = "server error", "permanent error", "rate limited"
@@ -148,6 +150,45 @@ def _github(github) -> Service:
     )
 
 
+def _github_rest(github, issue) -> Service:
+    """GitHub's answers to a comment's POST as GitHub gives them: a 503; a 404 (the issue
+    gone, or the credentials blind to it), which asking again cannot change; the
+    secondary rate limit, a 403 with Retry-After and GitHub's message. Delivered: the
+    comments on the issue."""
+    post = r"POST /repos/kubernetes/enhancements/issues/2400/comments$"
+
+    def fail_next(count: int, kind: str, retry_after: int | None) -> None:
+        if kind == SERVER_ERROR:
+            github.faults.fail_next(count, status=503, match=post)
+        elif kind == PERMANENT_ERROR:
+            body = {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
+            github.faults.fail_next(count, status=404, match=post, body=body)
+        else:
+            github.faults.fail_next(
+                count,
+                status=403,
+                match=post,
+                headers={"retry-after": str(retry_after)},
+                body={
+                    "message": "You have exceeded a secondary rate limit and have been temporarily blocked from "
+                    "content creation. Please retry your request again later.",
+                    "documentation_url": SECONDARY_DOC,
+                },
+            )
+
+    return Service(
+        fail_next=fail_next,
+        delivered=lambda: len(issue.comments),
+        failures_left=lambda: sum(fault.count - fault.used for fault in github.faults.script),
+        errors={
+            SERVER_ERROR: "GitHub answered 503 (not retried)",
+            PERMANENT_ERROR: "GitHub answered 404 for kubernetes/enhancements#2400: it does not exist or the "
+            "credentials cannot see it.",
+            RATE_LIMITED: "Rate limited by GitHub (403): not before {seconds} s later",  # the secondary limit
+        },
+    )
+
+
 # --------------------------------------------------------------------- the cases
 
 
@@ -217,7 +258,38 @@ def _board(count: int, request) -> Case:
     )
 
 
-LEDGERS = {"reminders": _reminders, "notices": _notices, "board": _board}
+def _comments(count: int, request) -> Case:
+    """Comments of KEP 2400's issue, the release's setting *post* and the bot's token
+    allowed to write issues (each row an event of its own)."""
+    fake = request.getfixturevalue("github")
+    swap = request.getfixturevalue("enhancements").issue(2400, "Node memory swap support", labels=["lead-opted-in"])
+    release = request.getfixturevalue("release")
+    openapi()  # the fake's REST description read now, not inside the first POST's timeout
+    github_settings = request.getfixturevalue("github_settings")
+    github_settings.GITHUB_TIMEOUT = 30  # a loaded machine: a POST timed out but written later is posted twice
+    github_settings.GITHUB_TOKEN = fake.token(
+        "releasecal-bot", kind="fine-grained", permissions={"issues": "write", "metadata": "read"}
+    )
+    IssueCommentSetting.objects.create(release=release, mode=IssueCommentSetting.Mode.POST)
+    request.getfixturevalue("monkeypatch").setattr(issue_comments, "_enqueue", lambda comment_id: None)  # no broker
+    with transaction.atomic():
+        rows = [
+            issue_comments.issue_comment_record(
+                release=release, kep=2400, event="removed", source=f"change:{number}", body=f"Comment {number}\n"
+            )
+            for number in range(count)
+        ]
+    return Case(
+        ledger=issue_comments.LEDGER,
+        ids=[row.pk for row in rows],
+        due=tz.utc_now(),
+        send=lambda pk, now: issue_comments.issue_comment_send(comment_id=pk, now=now),
+        sweep=lambda now: issue_comments.issue_comments_sweep(now=now),
+        service=_github_rest(fake, swap),
+    )
+
+
+LEDGERS = {"reminders": _reminders, "notices": _notices, "board": _board, "issue comments": _comments}
 
 
 @pytest.fixture(params=sorted(LEDGERS))
