@@ -18,6 +18,7 @@ import datetime as dt
 import hashlib
 import hmac
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -42,17 +43,27 @@ logger = logging.getLogger(__name__)
 LAST_USED_RESOLUTION = dt.timedelta(hours=1)
 
 
+@dataclass(frozen=True)
+class ScopeQueries:
+    """What a feed shows, as QuerySets (not run until the feed is built)."""
+
+    releases: QuerySet[Release]
+    requests: QuerySet[ExceptionRequest] | None
+    # Each must hold at least one row, else the feed is a 404 with that message
+    # (checked in this order when the feed is built; a 404 is never cached).
+    subjects: list[tuple[QuerySet, str]] = field(default_factory=list)
+
+
 @dataclass
 class FeedScope:
     key: str  # identity in the cache key: "release:1.31", "user:17" (never a token)
     kind: str  # release, sig, kep, all, user
     filename: str
     private: bool
-    releases: QuerySet[Release]
-    requests: QuerySet[ExceptionRequest] | None
-    # Each must hold at least one row, else the feed is a 404 with that message
-    # (checked in this order when the feed is built; a 404 is never cached).
-    subjects: list[tuple[QuerySet, str]] = field(default_factory=list)
+    # Made only when the feed is built or its subject checked: a feed answered from the
+    # cache (a 304, a warm 200) builds no QuerySet. Building the SIG feed's four cost more
+    # CPU than the rest of its 304 (issue 27).
+    queries: Callable[[], ScopeQueries]
     sig: str = ""
     number: int | None = None
     user_label: str = ""
@@ -75,31 +86,34 @@ class FeedScope:
 
 
 def feed_scope_release(*, slug: str) -> FeedScope:
-    releases = Release.objects.filter(slug=slug)
+    def queries() -> ScopeQueries:
+        releases = Release.objects.filter(slug=slug)
+        message = f"No release {slug!r}. Release feeds are at /calendar/<release>.ics."
+        return ScopeQueries(releases=releases, requests=None, subjects=[(releases, message)])
+
     return FeedScope(
-        key=f"release:{slug}",
-        kind="release",
-        filename=f"releasecal-{slug}.ics",
-        private=False,
-        releases=releases,
-        requests=None,
-        subjects=[(releases, f"No release {slug!r}. Release feeds are at /calendar/<release>.ics.")],
+        key=f"release:{slug}", kind="release", filename=f"releasecal-{slug}.ics", private=False, queries=queries
     )
 
 
 def feed_scope_sig(*, slug: str, sig: str) -> FeedScope:
-    releases = Release.objects.filter(slug=slug)
+    def queries() -> ScopeQueries:
+        releases = Release.objects.filter(slug=slug)
+        return ScopeQueries(
+            releases=releases,
+            requests=ExceptionRequest.objects.filter(release__slug=slug).filter(sig_q(sig, "enhancement__")),
+            subjects=[
+                (releases, f"No release {slug!r}."),
+                (Enhancement.objects.filter(sig_q(sig)), f"No KEP belongs to SIG {sig!r}."),
+            ],
+        )
+
     return FeedScope(
         key=f"sig:{slug}:{sig}",
         kind="sig",
         filename=f"releasecal-{slug}-sig-{sig}.ics",
         private=False,
-        releases=releases,
-        requests=ExceptionRequest.objects.filter(release__slug=slug).filter(sig_q(sig, "enhancement__")),
-        subjects=[
-            (releases, f"No release {slug!r}."),
-            (Enhancement.objects.filter(sig_q(sig)), f"No KEP belongs to SIG {sig!r}."),
-        ],
+        queries=queries,
         sig=sig,
     )
 
@@ -112,17 +126,22 @@ def _out_of_milestone(kep_ids) -> QuerySet[Tracking]:
 def feed_scope_kep(*, number: int) -> FeedScope:
     """A KEP's releases (tracked in, or with a request in) and its requests. A release it
     was removed from (or deferred out of) gives it no deadline: its milestones stay out."""
-    in_kep = Q(tracking__enhancement__number=number) | Q(exception_requests__enhancement__number=number)
-    out = _out_of_milestone(Enhancement.objects.filter(number=number).values("pk")).values("release_id")
-    releases = Release.objects.filter(pk__in=Release.objects.filter(in_kep).values("pk")).exclude(pk__in=out)
+
+    def queries() -> ScopeQueries:
+        in_kep = Q(tracking__enhancement__number=number) | Q(exception_requests__enhancement__number=number)
+        out = _out_of_milestone(Enhancement.objects.filter(number=number).values("pk")).values("release_id")
+        return ScopeQueries(
+            releases=Release.objects.filter(pk__in=Release.objects.filter(in_kep).values("pk")).exclude(pk__in=out),
+            requests=ExceptionRequest.objects.filter(enhancement__number=number),
+            subjects=[(Enhancement.objects.filter(number=number), f"No KEP {number}.")],
+        )
+
     return FeedScope(
         key=f"kep:{number}",
         kind="kep",
         filename=f"releasecal-kep-{number}.ics",
         private=False,
-        releases=releases,
-        requests=ExceptionRequest.objects.filter(enhancement__number=number),
-        subjects=[(Enhancement.objects.filter(number=number), f"No KEP {number}.")],
+        queries=queries,
         number=number,
     )
 
@@ -130,40 +149,36 @@ def feed_scope_kep(*, number: int) -> FeedScope:
 def feed_scope_all(*, since: dt.date) -> FeedScope:
     """Every release with a milestone on or after ``since`` (a timed one from 00:00 UTC
     that day; by default today two years back, feeds/options.py)."""
-    start = dt.datetime.combine(since, dt.time(), tzinfo=dt.UTC)
-    recent = Milestone.objects.filter(
-        Q(at__gte=start) | Q(ends_at__gte=start) | Q(on_date__gte=since) | Q(ends_on__gte=since)
-    )
-    return FeedScope(
-        key="all",
-        kind="all",
-        filename="releasecal-all.ics",
-        private=False,
-        releases=Release.objects.filter(pk__in=recent.values("release_id")),
-        requests=None,
-        since=since,
-    )
+
+    def queries() -> ScopeQueries:
+        start = dt.datetime.combine(since, dt.time(), tzinfo=dt.UTC)
+        recent = Milestone.objects.filter(
+            Q(at__gte=start) | Q(ends_at__gte=start) | Q(on_date__gte=since) | Q(ends_on__gte=since)
+        )
+        return ScopeQueries(releases=Release.objects.filter(pk__in=recent.values("release_id")), requests=None)
+
+    return FeedScope(key="all", kind="all", filename="releasecal-all.ics", private=False, queries=queries, since=since)
 
 
 def feed_scope_user(*, user) -> FeedScope:
     """A user's KEPs (people.selectors: listed with their account as an owner, or naming
     one of their GitHub handles) and the releases they lead."""
-    return _feed_scope_user(
-        user_id=user.pk, username=user.get_username(), kep_ids=enhancement_list_of_user(user=user).values("pk")
-    )
+    user_id, username = user.pk, user.get_username()
 
+    def queries() -> ScopeQueries:
+        kep_ids = enhancement_list_of_user(user=user).values("pk")
+        # A KEP removed from (or deferred out of) a release does not bring that release in.
+        in_kep = Tracking.objects.filter(enhancement__in=kep_ids).exclude(status__in=Tracking.OUT_OF_MILESTONE)
+        untracked_requests = ExceptionRequest.objects.filter(enhancement__in=kep_ids).exclude(
+            Exists(Tracking.objects.filter(release=OuterRef("release"), enhancement=OuterRef("enhancement")))
+        )
+        releases = Release.objects.filter(
+            Q(pk__in=Release.objects.filter(leads__id=user_id).values("pk"))
+            | Q(pk__in=in_kep.values("release_id"))
+            | Q(pk__in=untracked_requests.values("release_id"))
+        )
+        return ScopeQueries(releases=releases, requests=ExceptionRequest.objects.filter(enhancement__in=kep_ids))
 
-def _feed_scope_user(*, user_id: int, username: str, kep_ids) -> FeedScope:
-    # A KEP removed from (or deferred out of) a release does not bring that release in.
-    in_kep = Tracking.objects.filter(enhancement__in=kep_ids).exclude(status__in=Tracking.OUT_OF_MILESTONE)
-    untracked_requests = ExceptionRequest.objects.filter(enhancement__in=kep_ids).exclude(
-        Exists(Tracking.objects.filter(release=OuterRef("release"), enhancement=OuterRef("enhancement")))
-    )
-    releases = Release.objects.filter(
-        Q(pk__in=Release.objects.filter(leads__id=user_id).values("pk"))
-        | Q(pk__in=in_kep.values("release_id"))
-        | Q(pk__in=untracked_requests.values("release_id"))
-    )
     return FeedScope(
         # The username is in the calendar's name: a new one is a new key. (The GitHub
         # handles that choose the KEPs are in people/, whose writes bump the version.)
@@ -171,15 +186,14 @@ def _feed_scope_user(*, user_id: int, username: str, kep_ids) -> FeedScope:
         kind="user",
         filename="releasecal-my-feed.ics",
         private=True,
-        releases=releases,
-        requests=ExceptionRequest.objects.filter(enhancement__in=kep_ids),
+        queries=queries,
         user_label=username,
     )
 
 
 def feed_missing_subject(scope: FeedScope) -> str:
     """The 404 message of the first subject that does not exist, or "" (one query each)."""
-    for qs, message in scope.subjects:
+    for qs, message in scope.queries().subjects:
         if not qs.exists():
             return message
     return ""
@@ -324,7 +338,8 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
     are approved (their releases' hard stops, for ``request_deadlines``) and 1 for all.ics
     (when it last lost a release), however many events."""
     host, site_url = settings.SITE_HOST, settings.SITE_URL
-    releases = list(scope.releases.order_by("start_date", "slug"))
+    queries = scope.queries()
+    releases = list(queries.releases.order_by("start_date", "slug"))
     milestones = list(
         Milestone.objects.filter(release__in=[r.pk for r in releases])
         .select_related("release", "kind")
@@ -355,7 +370,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
     stamps = [r.updated_at for r in releases] + [m.updated_at for m in milestones]
     if scope.kind == "all" and scope.since is not None:
         stamps += _all_feed_left_at(scope.since, released=[r.pk for r in releases])
-    if scope.requests is not None:
+    if queries.requests is not None:
         revision_count = Subquery(
             ExceptionRequestRevision.objects.filter(request=OuterRef("pk"))
             .order_by()
@@ -371,7 +386,7 @@ def feed_build(scope: FeedScope) -> BuiltFeed:
             .values("n")
         )
         requests = list(
-            scope.requests.select_related(
+            queries.requests.select_related(
                 "release",
                 "enhancement",
                 "milestone",

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import connection
+from django.db.models import QuerySet
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
@@ -157,3 +158,26 @@ def test_a_foreign_value_under_a_feed_key_is_rebuilt_not_served(redis_cache, rel
     assert conditional.status_code == 304
     again = get(RELEASE_FEED)
     assert (again.status_code, again.content, again["ETag"]) == (200, first.content, first["ETag"])
+
+
+def test_a_cached_answer_builds_no_queryset(redis_cache, release, kep, pending_request, monkeypatch):
+    """A 304 or a warm 200 runs the version query alone, written out: building the
+    scope's QuerySets (the SIG feed's four) cost more CPU than the rest of its 304, so a
+    scope makes them only when the feed is built or its subject is checked."""
+    etags = {path: get(path)["ETag"] for path in PUBLIC_FEEDS}
+    made = []
+    real_init = QuerySet.__init__
+
+    def recording_init(self, *args, **kwargs):
+        made.append(type(self).__name__)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(QuerySet, "__init__", recording_init)
+    for path, etag in etags.items():
+        for headers, expected in (({"if_none_match": etag}, 304), ({}, 200)):
+            made.clear()
+            assert get(path, **headers).status_code == expected
+            assert made == [], (path, expected)
+    made.clear()
+    get("/calendar/no-such-release.ics")  # the spy sees the QuerySets a build makes
+    assert made
