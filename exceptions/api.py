@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 from api.errors import error_responses
 from api.fields import (
     TZ_PARAMETER,
+    OutputSerializer,
     TimeAwareOutputSerializer,
     parse_instant_input,
     serializer_context,
@@ -201,13 +202,15 @@ class DecisionOutputSerializer(TimeAwareOutputSerializer):
     granted_zone = serializers.CharField()
 
 
-class KepRefSerializer(serializers.Serializer):
+class KepRefSerializer(OutputSerializer):
     number = serializers.IntegerField()
     title = serializers.CharField()
     owning_sig = serializers.CharField()
 
 
 class MilestoneRefSerializer(TimeAwareOutputSerializer):
+    memo_output = True  # the same few milestones on every row of a list
+
     instant_fields = {"deadline": ("deadline", "zone")}
     deadline_fields = frozenset({"deadline"})
 
