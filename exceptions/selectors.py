@@ -98,16 +98,30 @@ def hard_stops(release_ids: Iterable[int]) -> dict[int, dt.datetime]:
     ids = set(release_ids)
     if not ids:
         return {}
-    stops: dict[int, dt.datetime] = {}
     releases = Release.objects.filter(pk__in=ids).values_list("pk", "hard_stop")
     explicit = {pk: stop for pk, stop in releases if stop is not None}
     rcs = (
         Milestone.objects.filter(release__in=ids, kind__slug="rc", cancelled=False)
         .exclude(release__in=list(explicit))
         .select_related("release")
-        .order_by("release_id", "closes_at", "id")
     )
-    for rc in rcs:
+    return _hard_stops(explicit, rcs)
+
+
+def hard_stops_among(milestones: Iterable[Milestone]) -> dict[int, dt.datetime]:
+    """``hard_stops`` of the releases of ``milestones``, read from them without a query:
+    each comes with its release, and every rc milestone of those releases that is not
+    cancelled is among them (a release's whole schedule, as ``deadlines_next`` reads it)."""
+    milestones = list(milestones)
+    explicit = {m.release_id: m.release.hard_stop for m in milestones if m.release.hard_stop is not None}
+    rcs = [m for m in milestones if m.kind.slug == "rc" and not m.cancelled and m.release_id not in explicit]
+    return _hard_stops(explicit, rcs)
+
+
+def _hard_stops(explicit: dict[int, dt.datetime], rcs: Iterable[Milestone]) -> dict[int, dt.datetime]:
+    """A release's hard stop: the one set by hand, else the start of its first rc."""
+    stops: dict[int, dt.datetime] = {}
+    for rc in sorted(rcs, key=lambda rc: (rc.release_id, rc.closes_at, rc.pk)):
         stops.setdefault(rc.release_id, rc.starts)
     stops.update(explicit)
     return stops
@@ -183,11 +197,14 @@ def effective_deadline(
 
 
 def effective_deadlines(
-    *, milestones: Iterable[Milestone], enhancements: Iterable[Enhancement]
+    *,
+    milestones: Iterable[Milestone],
+    enhancements: Iterable[Enhancement],
+    stops: dict[int, dt.datetime] | None = None,
 ) -> dict[tuple[int, int], Deadline]:
-    """``effective_deadline`` of every (enhancement, milestone) pair, in one query (two
-    when there are grants: the releases' hard stops). Keys are
-    ``(enhancement_id, milestone_id)``."""
+    """``effective_deadline`` of every (enhancement, milestone) pair, in one query (three
+    when there are grants: the releases' hard stops, unless the caller gives ``stops``).
+    Keys are ``(enhancement_id, milestone_id)``."""
     milestones = list(milestones)
     enhancements = list(enhancements)
     ids = [m.pk for m in milestones]
@@ -202,7 +219,8 @@ def effective_deadlines(
         for milestone_id in (req.milestone_id, req.also_milestone_id):
             if milestone_id is not None:
                 granted[(req.enhancement_id, milestone_id)] = req
-    stops = hard_stops({m.release_id for m in milestones}) if granted else {}
+    if stops is None:
+        stops = hard_stops({m.release_id for m in milestones}) if granted else {}
     # Each milestone's own deadline once, not once per KEP (a SIG has hundreds).
     own = [(milestone, milestone.deadline) for milestone in milestones]
     result = {}
@@ -343,7 +361,10 @@ def deadlines_next(
         if out_of_milestone is None:
             out_of_milestone = schedule.tracking_out_of_milestone(enhancements=enhancements)
         out = {(t.enhancement_id, t.release_id) for t in out_of_milestone}
-        effective = effective_deadlines(milestones=milestones, enhancements=enhancements)
+        # Every milestone of the releases is here, their rcs too: no query for the hard stops.
+        effective = effective_deadlines(
+            milestones=milestones, enhancements=enhancements, stops=hard_stops_among(milestones)
+        )
         for (enhancement_id, _), deadline in sorted(effective.items(), key=lambda item: item[1].keps[0]):
             if (enhancement_id, deadline.milestone.release_id) in out:
                 continue

@@ -208,3 +208,26 @@ def test_a_lists_shared_milestone_is_rendered_once(release, code_freeze, request
     assert len(response.json()["results"]) == 30
     assert rendered.count("MilestoneRefSerializer") == 1  # 30 rows, one milestone
     assert rendered.count("KepRefSerializer") == 30
+
+
+def test_next_deadlines_of_a_kep_take_the_hard_stops_from_the_milestones_read(release, kinds, kep):
+    """deadlines/next/?kep= reads the KEP, its releases, the KEPs out of a milestone, the
+    milestones and the grants: the hard stops come from the milestones already read (the
+    first rc that is not cancelled, or the release's own), not from two more queries."""
+    from exceptions.selectors import hard_stops, hard_stops_among
+    from releasecal import selectors as schedule
+    from releasecal.services import milestone_create
+
+    Tracking.objects.get_or_create(release=release, enhancement=kep, defaults={"stage": "beta"})
+    soon = hard_stops([release.pk])[release.pk] - dt.timedelta(days=20)  # before the fixture's rc
+    early = milestone_create(release=release, kind=kinds["rc"], title="rc.0 (moved)", at=soon)
+    milestone_create(release=release, kind=kinds["rc"], title="rc.0", at=soon + dt.timedelta(days=2))
+    milestone_create(release=release, kind=kinds["rc"], title="rc.1", at=soon + dt.timedelta(days=9))
+    Milestone.objects.filter(pk=early.pk).update(cancelled=True)
+    read = list(schedule.milestone_list().filter(release=release, cancelled=False))
+    assert hard_stops_among(read) == hard_stops([release.pk])
+    assert hard_stops_among(read)[release.pk] == soon + dt.timedelta(days=2)
+    Release.objects.filter(pk=release.pk).update(hard_stop=soon + dt.timedelta(days=5))
+    read = list(schedule.milestone_list().filter(release=release, cancelled=False))
+    assert hard_stops_among(read) == hard_stops([release.pk]) == {release.pk: soon + dt.timedelta(days=5)}
+    assert count_queries("/api/v1/deadlines/next/", {"kep": kep.number})[0] == 5
