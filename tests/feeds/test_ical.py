@@ -9,6 +9,8 @@ import re
 import icalendar
 import pytest
 from django.test import Client, override_settings
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exceptions.services import (
     RequestFields,
@@ -295,3 +297,23 @@ def test_control_characters_from_notes_never_reach_the_feed(release, code_freeze
     event = events(body)[f"releasecal-milestone-{code_freeze.pk}@releasecal.local"]
     assert str(event["SUMMARY"]) == "[1.31] Code[31m Freeze"
     assert "Line onestill one\nline two]0;title end\tTab" in str(event["DESCRIPTION"])
+
+
+# Long runs of the characters the fold must not split (an escape and what it escapes),
+# beside plain text and a few non-ASCII ones (folded by icalendar itself).
+FOLD_TEXT = st.text(alphabet=st.sampled_from('ab ,;:\\^"n=é€😀'), max_size=400)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(["DESCRIPTION", "X-A"]), text=FOLD_TEXT)
+def test_a_line_is_folded_as_icalendar_folds_it(name, text):
+    """ical.folded cuts lines in slices for speed (issue 27): the bytes are icalendar's own."""
+    line = icalendar.parser.Contentline.from_parts(name, icalendar.Parameters(), icalendar.vText(text))
+    assert ical.folded(line) == line.to_ical()
+
+
+def test_a_feed_is_written_as_icalendar_writes_it(release, kep, pending_request, code_freeze):
+    calendar = icalendar.Calendar.from_ical(Client().get("/calendar/1.31/sig/node.ics").content)
+    assert len(calendar.walk("VEVENT")) > 1
+    assert calendar.walk("VTIMEZONE")
+    assert ical.serialised(calendar) == calendar.to_ical()
