@@ -1228,7 +1228,43 @@ def exception_thread_milestone_resolve(
     release_slug: str | None = None,
     milestone_opt: str | None = None,
     received_at: dt.datetime,
-):
+) -> tuple[Milestone, Milestone | None, str]:
+    """(milestone, second freeze or None, reason): ``_thread_milestone_resolve``'s freeze
+    and, when the thread names the PRR and the enhancements freeze together ("PRR and
+    Enhancements Freeze", ``Inference.also``) and that freeze is one of the two, the other
+    freeze of the same release (``check_combined_freezes``). A release without the other
+    freeze files the one found, and the reason says so."""
+    pair = reading.milestone_kind.also
+    milestone, reason = _thread_milestone_resolve(
+        reading, release_slug=release_slug, milestone_opt=milestone_opt, received_at=received_at
+    )
+    pair_kinds = {reading.milestone_kind.value, pair}
+    if not pair or milestone.kind.slug not in pair_kinds:
+        return milestone, None, reason
+    (other,) = pair_kinds - {milestone.kind.slug}
+    found = list(
+        Milestone.objects.select_related("release", "kind").filter(
+            release=milestone.release, kind__slug=other, cancelled=False
+        )
+    )
+    if len(found) != 1:
+        reason += (
+            f"; note: {reading.milestone_kind.reason}, but release {milestone.release.slug} has "
+            f"{len(found) or 'no'} {other!r} milestone{'s' if len(found) > 1 else ''}: filed for "
+            f"{milestone.title} alone"
+        )
+        return milestone, None, reason
+    also = found[0]
+    return milestone, also, f"{reason}; also {_describe(also)}: one request for both freezes"
+
+
+def _thread_milestone_resolve(
+    reading: ThreadReading,
+    *,
+    release_slug: str | None = None,
+    milestone_opt: str | None = None,
+    received_at: dt.datetime,
+) -> tuple[Milestone, str]:
     """(milestone, reason) from the options and what the thread says; ValidationFailed
     (one sentence) when it cannot be told.
 
@@ -1260,6 +1296,9 @@ def exception_thread_milestone_resolve(
     kind_reason = "as given" if kind else ""
     if not kind and reading.milestone_kind.value:
         kind, kind_reason = reading.milestone_kind.value, f"inferred: {reading.milestone_kind.reason}"
+        also = reading.milestone_kind.also
+        if also and release is not None and not release.milestones.filter(kind__slug=kind, cancelled=False).exists():
+            kind = also  # the pair named in a release without a PRR freeze: the other freeze
     if kind and not MilestoneKind.objects.filter(slug=kind).exists():
         slugs = ", ".join(MilestoneKind.objects.values_list("slug", flat=True))
         raise ValidationFailed(f"Unknown milestone kind {kind!r}; use one of: {slugs}, or a milestone id.")
@@ -1412,7 +1451,7 @@ def _file_thread(
     dry_run: bool,
 ) -> FiledThread:
     parsed = reading.request
-    target, reason = exception_thread_milestone_resolve(
+    target, also_target, reason = exception_thread_milestone_resolve(
         reading, release_slug=release, milestone_opt=milestone, received_at=received_at
     )
     for name in parsed.missing:
@@ -1455,6 +1494,7 @@ def _file_thread(
             request = exception_request_submit(
                 enhancement=enhancement,
                 milestone=target,
+                also_milestone=also_target,
                 fields=RequestFields(**{**vars(base), "pr_urls": list(base.pr_urls)}),
                 requester=requester,
                 requester_name=requester_name,
@@ -1536,7 +1576,7 @@ def _report(request, proposal, reason: str, notes: list[str], entered_by, *, dry
     )
     entered = entered_by.get_username() if entered_by is not None else "unknown (pass --entered-by)"
     lines = [
-        f"{head} for KEP-{request.enhancement.number} ({request.milestone.title}, release {request.release.slug}): "
+        f"{head} for KEP-{request.enhancement.number} ({request.freezes_title}, release {request.release.slug}): "
         f"{request.state}, {request.days} days{' (admission only, no extra time)' if request.days == 0 else ''}, "
         f"requested by {request.requester_label}, entered by {entered}, sent {tz.render(request.submitted_at, zone)}",
         f"  milestone: {reason}",

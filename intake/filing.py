@@ -140,7 +140,7 @@ def file_mail(mail: IncomingMail, *, entered_by=None) -> Filed:
     outcome = IntakeMessage.Outcome.PROPOSED if filed.proposal is not None else IntakeMessage.Outcome.FILED
     request = filed.request
     detail = (
-        f"Request #{request.pk} for KEP-{request.enhancement.number}, {request.milestone.title} "
+        f"Request #{request.pk} for KEP-{request.enhancement.number}, {request.freezes_title} "
         f"({request.release.slug}); milestone: {filed.milestone_reason}."
     )
     return Filed(outcome, request=request, detail=" ".join([detail, *filed.notes]))

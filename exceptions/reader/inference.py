@@ -5,35 +5,80 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# The PRR freeze's names: "PRR Freeze", "Production Readiness (Review) Freeze", and from
+# v1.38 "KEP Readiness Deadline" (kubernetes/community#9169).
+_PRR = r"(?:prr|production[\s-]+readiness(?:[\s-]+review)?|kep[\s-]+readiness)"
 MILESTONE_KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("code-freeze", re.compile(r"\bcode[\s-]*freeze\b", re.I)),
     ("enhancements-freeze", re.compile(r"\benhancements?[\s-]*freeze\b", re.I)),
-    ("prr-freeze", re.compile(r"\b(?:prr|production[\s-]+readiness(?:[\s-]+review)?)[\s-]*freeze\b", re.I)),
+    ("prr-freeze", re.compile(rf"\b{_PRR}[\s-]*(?:freeze|deadline)\b", re.I)),
     ("docs-freeze", re.compile(r"\b(?:docs?|documentation)[\s-]*freeze\b", re.I)),
     ("test-freeze", re.compile(r"\btest[\s-]*freeze\b", re.I)),
 ]
 
+# One request may name the PRR and the enhancements freeze together (the handbook,
+# 2025-2026: one request, one combined completion date), in the wordings people use:
+# "PRR and Enhancements Freeze", "PRR/Enhancements freeze", "Enhancements Freeze and PRR
+# Freeze", "KEP Readiness Deadline and Enhancements Freeze". One of the two names says
+# "freeze" (or "deadline"): "the enhancements and PRR reviews" names no freeze.
+COMBINED_KINDS = ("prr-freeze", "enhancements-freeze")  # first, second (services.COMBINED_FREEZES)
+_JOIN = r"\s*(?:&|/|\+|\band\b)\s*(?:the\s+)?"
+_ENH = r"enhancements?"
+COMBINED_PATTERN = re.compile(
+    rf"\b(?:{_PRR}(?:[\s-]*(?:freeze|deadline))?{_JOIN}{_ENH}[\s-]*freeze"
+    rf"|{_ENH}(?:[\s-]*freeze)?{_JOIN}{_PRR}[\s-]*(?:freeze|deadline))s?\b",
+    re.I,
+)
+_PAIR = " and ".join(COMBINED_KINDS)  # the pair's name among the kinds found
 
-def guess_milestone_kind(*texts: str) -> tuple[str, str]:
-    """The freeze the texts name: (slug, warning). Tried in order; "" if none or several."""
+
+@dataclass
+class KindsNamed:
+    """The freezes one text names, in the order written; ``combined``: the PRR and the
+    enhancements freeze named together as one request's pair."""
+
+    kinds: list[str]
+    words: list[str]  # what the text says for each
+    combined: bool = False
+
+
+def kinds_named(text: str) -> KindsNamed:
+    """The freezes ``text`` names, a combined pair counted as one name."""
+    found: list[tuple[int, str, str]] = [(m.start(), _PAIR, m.group(0)) for m in COMBINED_PATTERN.finditer(text)]
+    rest = COMBINED_PATTERN.sub(lambda m: " " * len(m.group(0)), text) if found else text
+    for slug, regex in MILESTONE_KIND_PATTERNS:
+        match = regex.search(rest)
+        if match:
+            found.append((match.start(), slug, match.group(0)))
+    first: dict[str, str] = {}  # slug -> its first words, in the order written
+    for _, slug, words in sorted(found):
+        first.setdefault(slug, words)
+    if _PAIR in first and set(first) <= {_PAIR, *COMBINED_KINDS}:
+        # The pair, and either freeze again on its own ("... we meet the enhancements freeze").
+        return KindsNamed(list(COMBINED_KINDS), [first[_PAIR]], combined=True)
+    return KindsNamed(list(first), list(first.values()))
+
+
+def guess_milestone_kind(*texts: str) -> tuple[str, str, str]:
+    """The freeze the texts name: (slug, the second freeze of a combined request or "",
+    warning). Tried in order; "" if none or several."""
     for text in texts:
-        found = []
-        for slug, regex in MILESTONE_KIND_PATTERNS:
-            match = regex.search(text)
-            if match:
-                found.append((match.start(), slug))
-        kinds = [slug for _, slug in sorted(found)]
-        if len(kinds) == 1:
-            return kinds[0], ""
-        if len(kinds) > 1:
-            return "", f"The text names several freezes ({', '.join(kinds)}); say which one with --milestone."
-    return "", ""
+        named = kinds_named(text)
+        if named.combined:
+            return named.kinds[0], named.kinds[1], ""
+        if len(named.kinds) == 1:
+            return named.kinds[0], "", ""
+        if len(named.kinds) > 1:
+            kinds = ", ".join(named.kinds)
+            return "", "", f"The text names several freezes ({kinds}); say which one with --milestone."
+    return "", "", ""
 
 
 @dataclass
 class Inference:
     value: str  # a milestone kind slug or a release slug; "" when none
     reason: str
+    also: str = ""  # the second freeze of a combined request (a kind slug), else ""
 
     def as_dict(self) -> dict:
         return {"value": self.value or None, "reason": self.reason}
@@ -59,17 +104,16 @@ def infer_release(subject: str, body: str) -> Inference:
 
 
 def infer_milestone_kind(parsed, text: str) -> Inference:
+    """The freeze the subject names, else the text, else the answers, with the reason;
+    a combined request's pair sets ``also`` to the enhancements freeze."""
     answers = "\n".join([parsed.fields.reason, parsed.fields.risks_adding, parsed.fields.risks_cutting])
     for where, source in (("subject", parsed.subject), ("text", text), ("answers", answers)):
-        found: list[tuple[int, str, str]] = []
-        for slug, regex in MILESTONE_KIND_PATTERNS:
-            match = regex.search(source)
-            if match:
-                found.append((match.start(), slug, match.group(0)))
-        if len(found) == 1:
-            return Inference(found[0][1], f"the {where} says {found[0][2]!r}")
-        if len(found) > 1:
-            kinds = ", ".join(slug for _, slug, _ in sorted(found))
-            if where == "subject":
-                return Inference("", f"the subject names several freezes ({kinds})")
+        named = kinds_named(source)
+        if named.combined:
+            return Inference(named.kinds[0], f"the {where} says {named.words[0]!r}", also=named.kinds[1])
+        if len(named.kinds) == 1:
+            return Inference(named.kinds[0], f"the {where} says {named.words[0]!r}")
+        if len(named.kinds) > 1 and where == "subject":
+            kinds = ", ".join(named.kinds)
+            return Inference("", f"the subject names several freezes ({kinds})")
     return Inference("", "no freeze is named in the subject or the text")

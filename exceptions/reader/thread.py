@@ -54,6 +54,9 @@ class ParsedRequest:
     fields: RequestFields
     kep_number: int | None = None
     milestone_kind: str = ""
+    # The second freeze of a request naming two ("PRR and Enhancements Freeze": the
+    # enhancements freeze; ``milestone_kind`` is then the PRR freeze), else "".
+    also_milestone_kind: str = ""
     subject: str = ""
     amendments: list[Amendment] = field(default_factory=list)
     # RequestFields names of the template fields that could not be read, in template
@@ -85,6 +88,7 @@ class ParsedRequest:
             "subject": self.subject,
             "kep_number": self.kep_number,
             "milestone_kind": self.milestone_kind,
+            "also_milestone_kind": self.also_milestone_kind,
             "fields": fields,
             "amendments": [a.as_dict() for a in self.amendments],
             "missing": list(self.missing),
@@ -114,7 +118,10 @@ class ThreadReading:
         data["sender"] = self.request.sender
         data["until"] = self.until.as_dict() if self.until else None
         data["proposed_decision"] = self.decision.as_dict() if self.decision else None
-        data["inferred"] = {"milestone_kind": self.milestone_kind.as_dict(), "release": self.release.as_dict()}
+        data["inferred"] = {
+            "milestone_kind": {**self.milestone_kind.as_dict(), "also": self.milestone_kind.also or None},
+            "release": self.release.as_dict(),
+        }
         data["warnings"] = list(dict.fromkeys([*data["warnings"], *self.warnings]))
         return data
 
@@ -143,7 +150,7 @@ def _request(thread: Thread) -> tuple[ParsedRequest, Authors, TemplateReading]:
     answers = "\n".join(
         template.values.get(n, "") for n in ("reason", "risks_adding", "risks_cutting", "enhancement_name")
     )
-    milestone_kind, warning = guess_milestone_kind(template.subject, free, answers)
+    milestone_kind, also_milestone_kind, warning = guess_milestone_kind(template.subject, free, answers)
     if warning:
         warnings.append(warning)
 
@@ -180,6 +187,7 @@ def _request(thread: Thread) -> tuple[ParsedRequest, Authors, TemplateReading]:
         fields=template.fields,
         kep_number=template.kep_number,
         milestone_kind=milestone_kind,
+        also_milestone_kind=also_milestone_kind,
         subject=template.subject,
         amendments=amended.amendments,
         missing=template.missing,

@@ -99,7 +99,7 @@ def test_as_dict_has_a_stable_json_shape():
     data = parse_request_email(read("example-enhancements-freeze-aoe.txt")).as_dict()
     json.dumps(data)
     assert set(data) == {
-        "subject", "kep_number", "milestone_kind", "fields", "amendments",
+        "subject", "kep_number", "milestone_kind", "also_milestone_kind", "fields", "amendments",
         "missing", "problems", "warnings", "sent_at", "sender", "sender_mark", "on_behalf_of",
     }  # fmt: skip
     assert set(data["fields"]) == {
