@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import forms
 from django.core.validators import URLValidator
 
-from exceptions.services import RequestFields
+from exceptions.services import COMBINED_FREEZES, RequestFields, check_combined_freezes, request_window_closes
 from releasecal import tz
 from releasecal.errors import DomainError
 from releasecal.models import Milestone, Tracking
@@ -80,12 +80,59 @@ class FileRequestForm(RequestForm):
     milestone = forms.ModelChoiceField(
         queryset=Milestone.objects.none(), label="The deadline to extend", empty_label=None
     )
-    field_order = ["milestone", "days"]
+    also_milestone = forms.ModelChoiceField(
+        queryset=Milestone.objects.none(),
+        required=False,
+        label="Also the freeze",
+        empty_label="— (this deadline only)",
+        help_text="One request may name the PRR freeze and the same release's enhancements freeze, with one "
+        "completion date (the days asked count from the first freeze).",
+    )
+    field_order = ["milestone", "also_milestone", "days"]
 
     def __init__(self, *args, milestones, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["milestone"].queryset = milestones
-        self.fields["milestone"].label_from_instance = lambda m: f"{m.title} ({m.release.name or m.release.slug})"
+        self.fields["milestone"].label_from_instance = _milestone_label
+        pair = combined_freezes_open(milestones)
+        if pair:
+            self.fields["also_milestone"].queryset = milestones.filter(pk__in=pair)
+            self.fields["also_milestone"].label_from_instance = _milestone_label
+        else:  # no release has both freezes open: nothing to name twice
+            del self.fields["also_milestone"]
+
+    def clean(self):
+        data = super().clean()
+        milestone, also = data.get("milestone"), data.get("also_milestone")
+        if milestone is not None and also is not None:
+            try:
+                data["milestone"], data["also_milestone"] = check_combined_freezes(milestone, also)
+            except DomainError as exc:
+                self.add_error("also_milestone", exc.message[:500])
+        return data
+
+
+def _milestone_label(milestone: Milestone) -> str:
+    return f"{milestone.title} ({milestone.release.name or milestone.release.slug})"
+
+
+def combined_freezes_open(milestones) -> list[int]:
+    """The PRR and enhancements freezes among ``milestones`` whose release has both, each
+    still open to requests (its request window not closed): the ones a request may name
+    together."""
+    now = tz.utc_now()
+    first, second = COMBINED_FREEZES
+    by_release: dict[int, dict[str, list[Milestone]]] = {}
+    for milestone in milestones:
+        if milestone.kind.slug in COMBINED_FREEZES and now <= request_window_closes(milestone):
+            by_release.setdefault(milestone.release_id, {}).setdefault(milestone.kind.slug, []).append(milestone)
+    return [
+        m.pk
+        for kinds in by_release.values()
+        if kinds.get(first) and kinds.get(second)
+        for slug in COMBINED_FREEZES
+        for m in kinds[slug]
+    ]
 
 
 def amend_initial(revision) -> dict:

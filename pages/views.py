@@ -591,6 +591,7 @@ def kep_request_file(request: HttpRequest, number: int) -> HttpResponse:
         created = exception_request_submit(
             enhancement=enhancement,
             milestone=form.cleaned_data["milestone"],
+            also_milestone=form.cleaned_data.get("also_milestone"),
             fields=_fields_of(form, enhancement),
             requester=request.user,
             entered_by=request.user,

@@ -4,6 +4,8 @@ request there, through exceptions.services (the API's policy and messages)."""
 from __future__ import annotations
 
 import datetime as dt
+import html
+import re
 
 import pytest
 from allauth.socialaccount.models import SocialAccount
@@ -175,3 +177,62 @@ def test_another_owners_request_cannot_be_amended_here(client, current):
     assert response.status_code == 403
     assert f"Request #{created.pk} is not yours" in response.content.decode()
     assert ExceptionRequest.objects.get().days == 3
+
+
+@pytest.fixture
+def both_open(kinds):
+    """A release whose PRR freeze was a day ago (its window open) and whose enhancements
+    freeze is in six days: one request may name both."""
+    now = tz.utc_now().replace(microsecond=0)
+    release = Release.objects.create(
+        slug="1.98", name="Kubernetes v1.98", zone="UTC", start_date=(now - dt.timedelta(days=30)).date(),
+        ga_date=(now + dt.timedelta(days=90)).date(), status=Release.Status.ACTIVE,
+    )  # fmt: skip
+    prr = milestone_create(release=release, kind=kinds["prr-freeze"], title="PRR Freeze", at=now - dt.timedelta(days=1))
+    enh = milestone_create(
+        release=release, kind=kinds["enhancements-freeze"], title="Enhancements Freeze", at=now + dt.timedelta(days=6)
+    )
+    code = milestone_create(
+        release=release, kind=kinds["code-freeze"], title="Code Freeze", at=now + dt.timedelta(days=40)
+    )
+    kep = enhancement_upsert(number=4445, title="Both", owning_sig="node", owners=[{"github": "Owner-One"}])
+    tracking_set(release=release, enhancement=kep, stage="alpha", status="tracked")
+    return prr, enh, code
+
+
+def test_an_owner_names_both_freezes_when_both_are_open(client, both_open):
+    prr, enh, code = both_open
+    client.force_login(github_user("owner-one"))
+    page = client.get("/kep/4445/").content.decode()
+    (select,) = re.findall(r'<select name="also_milestone".*?</select>', page, re.S)
+    assert re.findall(r"<option[^>]*>([^<]*)</option>", select) == [
+        "— (this deadline only)", "PRR Freeze (Kubernetes v1.98)", "Enhancements Freeze (Kubernetes v1.98)",
+    ]  # fmt: skip
+
+    # Named in either order, and only as the pair: each a form error, a 400, nothing saved.
+    refused = client.post("/kep/4445/requests/", {**FORM, "milestone": prr.pk, "also_milestone": prr.pk})
+    assert refused.status_code == 400
+    assert (
+        "A request names two freezes only for the PRR freeze and the enhancements freeze of one release (one "
+        "completion date); PRR Freeze (1.98) and PRR Freeze (1.98) cannot be asked together: file one request per "
+        "freeze." in html.unescape(refused.content.decode())
+    )
+    wrong = client.post("/kep/4445/requests/", {**FORM, "milestone": prr.pk, "also_milestone": code.pk})
+    assert wrong.status_code == 400
+    assert "Select a valid choice. That choice is not one of the available choices." in wrong.content.decode()
+    junk = client.post("/kep/4445/requests/", {**FORM, "milestone": prr.pk, "also_milestone": "9" * 30})
+    assert junk.status_code == 400
+    assert not ExceptionRequest.objects.exists()
+
+    response = client.post("/kep/4445/requests/", {**FORM, "milestone": enh.pk, "also_milestone": prr.pk})
+    assert response.status_code == 302
+    created = ExceptionRequest.objects.get()
+    assert (created.milestone, created.also_milestone, created.days) == (prr, enh, 3)
+    assert created.freezes_title == "PRR Freeze and Enhancements Freeze"
+
+
+def test_no_second_freeze_is_offered_when_the_pair_is_not_open(client, current):
+    client.force_login(github_user("owner-one"))
+    page = client.get("/kep/4444/").content.decode()
+    assert 'id="file-request"' in page
+    assert 'name="also_milestone"' not in page
