@@ -247,6 +247,16 @@ def _kep_words(request: ExceptionRequest) -> str:
     return f"KEP-{kep.number} ({kep.title}{sig})"
 
 
+def _freezes(request: ExceptionRequest) -> list:
+    """The freezes the request names: its milestone, and the second of a combined request."""
+    return [request.milestone] + ([request.also_milestone] if request.also_milestone_id else [])
+
+
+def _freeze_lines(request: ExceptionRequest) -> list[str]:
+    """One line per freeze the request names, with its deadline."""
+    return [f"{m.title}: {tz.render_deadline(m.deadline, m.zone)}" for m in _freezes(request)]
+
+
 def _grant_words(request: ExceptionRequest, granted_until: dt.datetime | None, zone: str) -> str:
     if granted_until is None:
         return UNRECORDED_GRANT
@@ -264,10 +274,11 @@ def notice_for_approval(*, request: ExceptionRequest, decision) -> ScheduleNotic
         return None
     release, milestone = request.release, request.milestone
     by = decision.decided_by.get_username() if decision.decided_by_id else "the release team"
+    both = " (one completion date for both)" if request.also_milestone_id else ""
     lines = [
         f"The {release.name} release team approved an exception for {_kep_words(request)}: "
-        f"{milestone.title}, {days_label(request.days)} asked.",
-        f"{milestone.title}: {tz.render_deadline(milestone.deadline, milestone.zone)}",
+        f"{request.freezes_title}, {days_label(request.days)} asked{both}.",
+        *_freeze_lines(request),
         f"Granted until: {_grant_words(request, decision.granted_until, decision.granted_zone)}",
         f"Approved by {by}.",
     ]
@@ -301,8 +312,8 @@ def notice_for_decision_correction(*, request: ExceptionRequest, correction) -> 
     verb = "reopened (it is pending again)" if correction.action == "reopened" else "corrected"
     lines = [
         f"The {release.name} release team {verb} its decision on the exception for {_kep_words(request)}: "
-        f"{milestone.title}.",
-        f"{milestone.title}: {tz.render_deadline(milestone.deadline, milestone.zone)}",
+        f"{request.freezes_title}.",
+        *_freeze_lines(request),
         f"Was: {decision_text(correction.before, release.zone)}",
         f"Now: {decision_text(correction.after, release.zone)}",
         f"Reason: {correction.reason}",

@@ -4,6 +4,7 @@ owning SIG's list (import_sigs stores it from sigs.yaml)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
 
@@ -11,12 +12,20 @@ import pytest
 from django.core import mail
 from django.core.management import call_command
 
-from exceptions.services import exception_decision_correct, exception_decision_reopen, exception_request_approve
+from exceptions.services import (
+    RequestFields,
+    exception_decision_correct,
+    exception_decision_reopen,
+    exception_request_approve,
+    exception_request_submit,
+)
 from notices import receivers
 from notices.models import NoticeDelivery, ScheduleNotice
 from notices.services import notice_send
+from releasecal import tz
 from releasecal.importers.sigs import mailing_list_address
 from releasecal.models import SigContact
+from releasecal.services import milestone_create
 from tests.support.paths import TEST_DATA
 
 APPROVAL_BODY = (
@@ -87,6 +96,39 @@ def test_a_correction_of_an_announced_approval_is_announced_too(
         "Exceptions of 1.31: http://127.0.0.1:8000/releases/1.31/exceptions/",
     ]
     assert notice.deliveries.count() == 2
+
+
+def test_a_combined_requests_announcement_names_both_freezes(
+    announcing, kep, requester, release_team_member, kinds, django_capture_on_commit_callbacks
+):
+    prr = milestone_create(
+        release=announcing, kind=kinds["prr-freeze"], title="PRR Freeze",
+        at=tz.parse_wall_time("2024-06-06 19:00", "America/Los_Angeles"),
+    )  # fmt: skip
+    combined = exception_request_submit(
+        enhancement=kep, milestone=prr, also_milestone=announcing.milestones.get(kind__slug="enhancements-freeze"),
+        requester=requester, submitted_at=prr.deadline + dt.timedelta(hours=1),
+        fields=RequestFields(days=10, enhancement_name=kep.title, stage="beta", sig="node"),
+    )  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=False):
+        exception_request_approve(request=combined, actor=release_team_member)
+        exception_decision_correct(
+            request=combined, actor=release_team_member, reason="Approved the wrong KEP.", outcome="rejected"
+        )
+    approval, correction = ScheduleNotice.objects.order_by("pk")
+    assert approval.lines[:4] == [
+        "The Kubernetes v1.31 release team approved an exception for KEP-2400 (Node memory swap support, SIG node): "
+        "PRR Freeze and Enhancements Freeze, 10 days asked (one completion date for both).",
+        "PRR Freeze: 19:00 PDT Thursday 6 June 2024 (02:00 UTC Friday 7 June 2024)",
+        "Enhancements Freeze: 19:00 PDT Thursday 13 June 2024 (02:00 UTC Friday 14 June 2024)",
+        "Granted until: end of Sunday 16 June 2024 PDT (07:00 UTC Monday 17 June 2024)",
+    ]
+    assert correction.lines[:3] == [
+        "The Kubernetes v1.31 release team corrected its decision on the exception for KEP-2400 "
+        "(Node memory swap support, SIG node): PRR Freeze and Enhancements Freeze.",
+        "PRR Freeze: 19:00 PDT Thursday 6 June 2024 (02:00 UTC Friday 7 June 2024)",
+        "Enhancements Freeze: 19:00 PDT Thursday 13 June 2024 (02:00 UTC Friday 14 June 2024)",
+    ]
 
 
 def test_import_sigs_stores_each_sigs_list_address_where_the_url_gives_it_exactly(db):
