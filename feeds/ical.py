@@ -13,7 +13,8 @@ the same data gives a byte-identical feed:
   an exclusive DTEND.
 - SEQUENCE of a milestone event is ``Milestone.sequence`` (bumped by
   ``milestone_save`` whenever a shown field changes). SEQUENCE of an extension event is
-  ``milestone.sequence + (revisions - 1) + (0 if pending else 1)``: every term only
+  ``milestone.sequence + (revisions - 1) + (0 if pending else 1)`` (for a request naming
+  two freezes, ``milestone.sequence`` is the sum of both freezes'): every term only
   grows (revisions are append-only, a milestone's sequence only goes up) or is
   outweighed (``+ 2 * corrections``: a decision's corrections and reopens are
   append-only, and a reopen, the one way back to pending, adds 2 where pending takes 1
@@ -42,7 +43,7 @@ logger = logging.getLogger(__name__)
 PRODID = "-//releasecal//releasecal calendar feeds 1.0//EN"
 REFRESH = dt.timedelta(hours=1)
 # Changing what the writer emits must change every cache key: bump this.
-FORMAT_VERSION = "12"
+FORMAT_VERSION = "13"
 # Part of every event's SEQUENCE (feeds/published.py): raise it by one whenever the
 # wording of summaries or descriptions changes, so every client re-reads every event.
 # 1: deadlines worded by tz.render_deadline (issue 16); 2: rejections, no "(SIG )" (29);
@@ -359,6 +360,11 @@ def extension_event(
         lines.append("KEP: " + kep.issue_url)
 
     stamps = [request.updated_at, milestone.updated_at]
+    # A combined request's event shows both freezes: a move of either re-shows it.
+    freezes_sequence = milestone.sequence
+    if also is not None:
+        stamps.append(also.updated_at)
+        freezes_sequence += also.sequence
     if decision is not None:
         stamps.append(decision.decided_at)
     return CalendarEvent(
@@ -366,7 +372,7 @@ def extension_event(
         summary=summary,
         description="\n".join(lines),
         sequence=extension_sequence(
-            milestone_sequence=milestone.sequence, revisions=revisions, state=state, corrections=corrections
+            milestone_sequence=freezes_sequence, revisions=revisions, state=state, corrections=corrections
         ),
         last_modified=_utc(max(stamps)),
         status=status,
