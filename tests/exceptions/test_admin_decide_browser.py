@@ -1,6 +1,7 @@
 """Deciding in the admin, in Debian's headless Chromium driven by Playwright (issue 24,
 items 4 and 5): a release lead clicks Confirm and Dismiss of a decision read from email
-on the request page, and approves on a form whose labels stand apart from their values.
+on the request page, approves on a form whose labels stand apart from their values, and
+corrects a wrong grant with its reason (DecisionCorrection), the page then showing the corrected one.
 
 Without the browser these tests skip locally and fail under ``CI=true``. About 15 s.
 """
@@ -129,3 +130,40 @@ def test_the_approve_forms_labels_stand_apart_from_their_values_and_the_default_
             f"Approved Exception #{request_1880.pk} for KEP-1880 (Code Freeze): granted until "
             "end of Sunday 13 December 2026 AoE (12:00 UTC Monday 14 December 2026)."
         )
+
+
+def test_a_lead_corrects_a_wrong_grant_with_its_reason_and_the_page_shows_the_corrected_one(
+    signed_in, live_server, request_1880, decider
+):
+    from exceptions.models import DecisionCorrection
+    from exceptions.services import exception_request_approve
+
+    exception_request_approve(request=request_1880, actor=decider)  # end of Sunday 13 December AoE, by default
+    page = signed_in
+    page.goto(f"{live_server.url}/admin/exceptions/exceptionrequest/{request_1880.pk}/change/")
+    page.click("a.rc-correct")
+    page.wait_for_url(lambda url: url.endswith(f"/exceptionrequest/{request_1880.pk}/correct/"))
+    assert page.input_value("input[name=granted_day]") == "2026-12-13"  # the grant in force, in its words
+    page.fill("input[name=granted_day]", "2026-12-12")
+    page.fill("input[name=granted_time]", "18:00")
+    page.fill("textarea[name=reason]", "Clerical error: the team granted until 18:00 AoE Saturday.")
+    page.click("input[type=submit]")
+    page.wait_for_url(lambda url: url.endswith(f"/exceptionrequest/{request_1880.pk}/change/"))
+    assert page.locator(".messagelist .success").inner_text() == (
+        f"Corrected the decision on Exception #{request_1880.pk} for KEP-1880 (Code Freeze); the correction is "
+        "kept in its history."
+    )
+    granted = page.locator("#rc-decision .form-row", has_text="Granted until").locator("strong")
+    assert granted.inner_text() == "18:00 AoE Saturday 12 December 2026 (06:00 UTC Sunday 13 December 2026)"
+    (row,) = page.locator("#rc-corrections tbody tr").all()
+    cells = row.locator("td").all_inner_texts()
+    assert cells[3:] == [
+        "Corrected",
+        "approved, granted until end of Sunday 13 December 2026 AoE (12:00 UTC Monday 14 December 2026)",
+        "approved, granted until 18:00 AoE Saturday 12 December 2026 (06:00 UTC Sunday 13 December 2026)",
+        "Clerical error: the team granted until 18:00 AoE Saturday.",
+    ]
+    correction = DecisionCorrection.objects.get(request=request_1880)
+    assert (correction.corrected_by_id, correction.reason) == (
+        decider.pk, "Clerical error: the team granted until 18:00 AoE Saturday.",
+    )  # fmt: skip
