@@ -78,6 +78,10 @@ REMINDER_BEFORE_SWEEP = 15
 # Beat sweeps every 20 s here (OUTBOX_SWEEP_SECONDS; a minute in production): the test
 # waits for a sweep after the reminder's time and for the one after it.
 SWEEP_SECONDS = 20
+# The set-up script picks the reminder's time once Django is up in it (its start-up takes
+# from 2 s to over 20 s on a loaded machine): the first sweep at least this long after
+# the time the rows are about to be made, less REMINDER_BEFORE_SWEEP.
+ROWS_MARGIN = 10
 
 
 def _require_services() -> tuple[str, str]:
@@ -113,9 +117,21 @@ def _require_services() -> tuple[str, str]:
     return redis_url, broker
 
 
+# The demo's data and the requester's API token: seed_demo and api_token, in one process
+# (each manage.py run costs Django's start-up). The token is the last line.
+SEED_SCRIPT = """
+import io, os
+from django.core.management import call_command
+call_command("seed_demo")
+token = io.StringIO()
+call_command("api_token", os.environ["E2E_REQUESTER"], stdout=token)
+print(token.getvalue().strip())
+"""
+
 # The rows this test needs beyond seed_demo, made through the services in one shell
 # script: the approver's password, the Slack channels and rules, and a milestone whose
-# 1-minute reminder falls due REMINDER_DUE_IN seconds from now.
+# 1-minute reminder falls due E2E_BEFORE_SWEEP seconds before the first of beat's sweeps
+# (E2E_FIRST_SWEEP, then every E2E_SWEEP_SECONDS) that is E2E_MARGIN seconds after that.
 SETUP_SCRIPT = """
 import datetime as dt, json, os
 from django.contrib.auth.models import User
@@ -139,7 +155,11 @@ rule = ReminderRule.objects.create(
     name="e2e: checkpoint in a minute", applies_to="milestones", offsets="1m", channel=team
 )
 rule.kinds.set([kind])
-due = dt.datetime.fromisoformat(os.environ["E2E_DUE_AT"]).replace(microsecond=0)
+before, every = (int(os.environ[name]) for name in ("E2E_BEFORE_SWEEP", "E2E_SWEEP_SECONDS"))
+sweep = dt.datetime.fromisoformat(os.environ["E2E_FIRST_SWEEP"])
+while sweep - tz.utc_now() < dt.timedelta(seconds=before + int(os.environ["E2E_MARGIN"])):
+    sweep += dt.timedelta(seconds=every)
+due = (sweep - dt.timedelta(seconds=before)).replace(microsecond=0)
 milestone = milestone_create(
     release=Release.objects.get(slug=os.environ["E2E_RELEASE"]),
     kind=kind,
@@ -241,28 +261,31 @@ def test_a_request_filed_by_api_and_approved_in_the_admin_reaches_slack_the_feed
 
 
 def _run_system(env, procs: Processes, slack: FakeSlack, *, password: str, tmp_path: Path) -> None:
-    # ------------------------------------------------ migrate, then worker and beat
+    # ------------------------------------ migrate, then worker, beat and gunicorn
     collect = procs.start("collectstatic", [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], env)
     migrate = run(compose_command("migrate"), env, timeout=300)
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
-    # Beat's first sweep comes SWEEP_SECONDS after it starts: start it now and load the
-    # data meanwhile (the worker also sends what seeding the demo queues).
+    # All three start now and load the data meanwhile (the worker also sends what seeding
+    # the demo queues); gunicorn after collectstatic (WhiteNoise reads STATIC_ROOT once).
     worker = procs.start("worker", compose_command("worker"), env)
     beat_schedule = str(tmp_path / "celerybeat-schedule")
     beat = procs.start("beat", compose_command("beat", {"/tmp/celerybeat-schedule": beat_schedule}), env)  # noqa: S108
+    assert collect.proc.wait(timeout=120) == 0, collect.tail()
+    gunicorn = procs.start("gunicorn", compose_command("web"), env)
 
     # ------------------------------------------------------------------- data
-    _manage(env, "seed_demo")
-    token = _manage(env, "api_token", REQUESTER).strip()
+    token = _manage({**env, "E2E_REQUESTER": REQUESTER}, "shell", "-c", SEED_SCRIPT).strip().splitlines()[-1]
     beat_started = _utc_log_time(
         wait_for(lambda: _line_with(beat, "beat: Starting..."), 60, "Celery beat to start", procs.tails)
     )
-    # Due once the processes are up, shortly before a sweep of beat's (the first one
-    # unless loading the data was slow), which must send it.
-    sweep = beat_started + dt.timedelta(seconds=SWEEP_SECONDS)
-    while sweep - tz.utc_now() < dt.timedelta(seconds=45):
-        sweep += dt.timedelta(seconds=SWEEP_SECONDS)
-    reminder_due = sweep - dt.timedelta(seconds=REMINDER_BEFORE_SWEEP)
+    port = wait_for(lambda: gunicorn_port(gunicorn.log_path), 60, "gunicorn to listen", procs.tails)
+    web = f"http://127.0.0.1:{port}"
+    wait_for(lambda: http_status(f"{web}/healthz") == 200, 60, "gunicorn /healthz to answer 200", procs.tails)
+    wait_for(lambda: " ready." in worker.output(), 60, "the Celery worker to be ready", procs.tails)
+    assert gunicorn.output().count("Booting worker with pid") == 2, gunicorn.tail()
+    # Due once the processes are up (they are) and its rows are made, shortly before a
+    # sweep of beat's, which must send it: the set-up script picks the sweep.
+    first_sweep = beat_started + dt.timedelta(seconds=SWEEP_SECONDS)
     setup = json.loads(
         _manage(
             {
@@ -272,7 +295,10 @@ def _run_system(env, procs: Processes, slack: FakeSlack, *, password: str, tmp_p
                 "E2E_WEBHOOK": slack.webhook_url("e2e-decisions"),
                 "E2E_REMINDER_CHANNEL": REMINDER_CHANNEL,
                 "E2E_RELEASE": RELEASE,
-                "E2E_DUE_AT": reminder_due.isoformat(),
+                "E2E_FIRST_SWEEP": first_sweep.isoformat(),
+                "E2E_SWEEP_SECONDS": str(SWEEP_SECONDS),
+                "E2E_BEFORE_SWEEP": str(REMINDER_BEFORE_SWEEP),
+                "E2E_MARGIN": str(ROWS_MARGIN),
             },
             "shell",
             "-c",
@@ -282,19 +308,15 @@ def _run_system(env, procs: Processes, slack: FakeSlack, *, password: str, tmp_p
         .splitlines()[-1]
     )
     reminder_id = setup["delivery"]
-    assert _utc(setup["due_at"]) == reminder_due.replace(microsecond=0), setup
+    reminder_due = _utc(setup["due_at"])
+    # REMINDER_BEFORE_SWEEP before one of beat's sweeps (its time cut to the second).
+    before_sweep = (reminder_due + dt.timedelta(seconds=REMINDER_BEFORE_SWEEP) - first_sweep).total_seconds()
+    sweeps_after = round(before_sweep / SWEEP_SECONDS)
+    assert sweeps_after >= 0, (setup, first_sweep)
+    assert -1 < before_sweep - sweeps_after * SWEEP_SECONDS <= 0, (setup, first_sweep)
     assert setup["state"] == "pending", setup
-    assert collect.proc.wait(timeout=120) == 0, collect.tail()
-
-    # ------------------------------------------------------------------- web
-    gunicorn = procs.start("gunicorn", compose_command("web"), env)
-    port = wait_for(lambda: gunicorn_port(gunicorn.log_path), 60, "gunicorn to listen", procs.tails)
-    web = f"http://127.0.0.1:{port}"
-    wait_for(lambda: http_status(f"{web}/healthz") == 200, 60, "gunicorn /healthz to answer 200", procs.tails)
-    wait_for(lambda: " ready." in worker.output(), 60, "the Celery worker to be ready", procs.tails)
-    assert gunicorn.output().count("Booting worker with pid") == 2, gunicorn.tail()
     assert tz.utc_now() < reminder_due, (
-        f"the set-up took too long: the reminder fell due ({reminder_due}) before the processes were up"
+        f"the set-up took too long: the reminder fell due ({reminder_due}) before its rows were made"
     )
 
     # -------------------------------------- (1) file a request through the API
