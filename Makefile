@@ -53,13 +53,15 @@ LIBICAL ?= /usr/share/doc/gir1.2-ical-3.0
 # cache key prefix and Celery queue (tests/settings.py). --dist load hands each worker
 # tests in collection order, so pytest-django's order holds in each (transactional tests,
 # which flush the migrations' rows, after the others); --dist loadfile breaks it.
+# --maxschedchunk 20 caps each hand-out: without it a worker took up to ~260 tests at
+# once near the end (the e2e and make run tests among them) while the other sat idle.
 # TEST_WORKERS=0 runs the suite in this one process (docs/testing.md).
 TEST_WORKERS ?= 2
 test: install node_modules/.installed $(CHROMIUM) $(DOVECOT) $(LIBICAL)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
-	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m pytest -n $(TEST_WORKERS) --dist load
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 20
 
 # Headless Chromium for the browser tests of the pages (Debian's package; never
 # `playwright install`). Without it the browser tests skip locally and fail in CI.
