@@ -20,8 +20,6 @@ from django import forms
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
-from rest_framework.fields import SkipField
-from rest_framework.relations import PKOnlyObject
 from rest_framework.request import Request
 
 from releasecal import tz
@@ -123,81 +121,7 @@ class LocalTimeField(serializers.Field):
         return dict(_local_time(instant, zone, self.deadline))
 
 
-_MISSING = object()
-
-
-def _plain_value(instance: Any, attrs: list[str]) -> Any:
-    """``attrs`` followed from ``instance`` when each step is a plain attribute or dict
-    key holding no callable; else ``_MISSING``, and DRF's own ``Field.get_attribute``
-    decides (a default, a None, a call, a skipped field, its error message)."""
-    try:
-        for attr in attrs:
-            instance = instance[attr] if type(instance) is dict else getattr(instance, attr)
-            if callable(instance):
-                return _MISSING
-    except Exception:  # noqa: BLE001 - DRF's own path below says what a failure means
-        return _MISSING
-    return instance
-
-
-class OutputSerializer(serializers.Serializer):
-    """An output serializer that reads its fields the way DRF does, with less work per
-    row: the readable fields listed once per serializer (a list's child serves every
-    row), and a plain attribute path followed inline, DRF's ``get_attribute`` taking
-    over for anything else. The same declared fields, the same output (a test compares
-    it with DRF's own ``to_representation``): a 300-row list spent about a third of its
-    time in DRF's per-field calls.
-
-    ``memo_output = True`` on a serializer of shared rows (a list's milestone, the same
-    few on every line): its output for an object is built once per response, keyed by
-    the object's class and primary key. Only for output that depends on nothing but
-    the object and the serializer's context."""
-
-    memo_output = False
-
-    def _field_plan(self) -> list[tuple[str, serializers.Field, list[str] | None]]:
-        plan = self.__dict__.get("_plan")
-        if plan is None:
-            plan = self.__dict__["_plan"] = [
-                (
-                    field.field_name,
-                    field,
-                    # source="*" (the object itself) or an overridden get_attribute: DRF's path.
-                    field.source_attrs if field.source_attrs and _stock_get_attribute(field) else None,
-                )
-                for field in self._readable_fields
-            ]
-        return plan
-
-    def to_representation(self, instance):
-        if self.memo_output:
-            key = (type(instance), getattr(instance, "pk", None))
-            if key[1] is not None:
-                memo = self.__dict__.setdefault("_memo", {})
-                if key not in memo:
-                    memo[key] = self._represent(instance)
-                return dict(memo[key])
-        return self._represent(instance)
-
-    def _represent(self, instance) -> dict[str, Any]:
-        ret = {}
-        for name, field, attrs in self._field_plan():
-            attribute = _MISSING if attrs is None else _plain_value(instance, attrs)
-            if attribute is _MISSING:
-                try:
-                    attribute = field.get_attribute(instance)
-                except SkipField:
-                    continue
-            check_for_none = attribute.pk if isinstance(attribute, PKOnlyObject) else attribute
-            ret[name] = None if check_for_none is None else field.to_representation(attribute)
-        return ret
-
-
-def _stock_get_attribute(field: serializers.Field) -> bool:
-    return type(field).get_attribute is serializers.Field.get_attribute
-
-
-class TimeAwareOutputSerializer(OutputSerializer):
+class TimeAwareOutputSerializer(serializers.Serializer):
     """An output serializer with instant triples.
 
     ``instant_fields = {"deadline": ("deadline", "zone")}`` adds ``deadline``,

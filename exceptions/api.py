@@ -23,7 +23,6 @@ from rest_framework.views import APIView
 from api.errors import error_responses
 from api.fields import (
     TZ_PARAMETER,
-    OutputSerializer,
     TimeAwareOutputSerializer,
     parse_instant_input,
     serializer_context,
@@ -202,15 +201,13 @@ class DecisionOutputSerializer(TimeAwareOutputSerializer):
     granted_zone = serializers.CharField()
 
 
-class KepRefSerializer(OutputSerializer):
+class KepRefSerializer(serializers.Serializer):
     number = serializers.IntegerField()
     title = serializers.CharField()
     owning_sig = serializers.CharField()
 
 
 class MilestoneRefSerializer(TimeAwareOutputSerializer):
-    memo_output = True  # the same few milestones on every row of a list
-
     instant_fields = {"deadline": ("deadline", "zone")}
     deadline_fields = frozenset({"deadline"})
 
