@@ -44,10 +44,13 @@ def assert_claimed_and_recorded(queries) -> None:
     sql = [q["sql"] for q in queries]
     assert len(sql) == 2, [q[:160] for q in sql]
     claim, record = sql
-    assert claim.startswith("WITH locked AS") and "UPDATE" in claim and "'sending'" in claim, claim[:300]
+    assert claim.startswith("WITH locked AS"), claim[:300]
+    assert "UPDATE" in claim, claim[:300]
+    assert "'sending'" in claim, claim[:300]
     for table in ("reminders_channel", "releasecal_milestone", "releasecal_release", "exceptions_exceptionrequest"):
         assert f'"{table}"' in claim
-    assert record.startswith("UPDATE") and "'sent'" in record, record[:300]
+    assert record.startswith("UPDATE"), record[:300]
+    assert "'sent'" in record, record[:300]
 
 
 def test_a_requests_reminder_costs_what_a_milestones_does(kinds, mailoutbox):
