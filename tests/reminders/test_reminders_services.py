@@ -74,6 +74,26 @@ def test_the_database_refuses_a_second_row_for_the_same_deadline_offset_channel_
         )  # fmt: skip
 
 
+def test_a_long_past_milestone_reads_only_its_rows_and_a_moved_one_keeps_its_rows_right(
+    freeze_rules, django_assert_num_queries
+):
+    """An import of a past cycle syncs each of its milestones: one with no open rows and
+    a deadline past the grace period has nothing to remind of, and reads no rule and no
+    owner (the README history import spent three quarters of its time there)."""
+    milestone = code_freeze_of(future_release(freeze_at=hour_from_now(-24 * 400)))
+    assert _rows(milestone) == {}
+    with django_assert_num_queries(3):  # savepoint, the rows (locked), release savepoint
+        services.deliveries_sync_for_milestone(milestone=milestone)
+    milestone.at = hour_from_now(20)  # moved into the future: its reminders are made
+    milestone.save()
+    services.deliveries_sync_for_milestone(milestone=milestone)
+    assert set(_rows(milestone)) == {"14d", "10d", "3d", "1d", "2h", "0", "1d@09:00"}
+    milestone.at = hour_from_now(-24 * 400)  # and back: its open rows are missed, not left pending
+    milestone.save()
+    services.deliveries_sync_for_milestone(milestone=milestone)
+    assert {row.state for row in _rows(milestone).values()} == {State.MISSED}
+
+
 def test_syncing_twice_changes_nothing(freeze_rules):
     milestone = code_freeze_of(future_release(freeze_at=hour_from_now(20)))
     before = list(Delivery.objects.order_by("pk").values_list("pk", "due_at", "state"))
