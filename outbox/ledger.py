@@ -146,30 +146,20 @@ class Ledger:
 
     # ---------------------------------------------------------------- the turn
 
-    def wait_for_turn(
-        self, target: str, ids: Iterable[int], *, slot: float | None, now: dt.datetime, held: bool = False
-    ) -> Wait | None:
+    def wait_for_turn(self, target: str, ids: Iterable[int], *, slot: float | None, now: dt.datetime) -> Wait | None:
         """None when a post to ``target`` may go now; otherwise a :class:`Wait`, the
         pending rows of ``ids`` marked for it (queued for the reserved second, or left
-        to a later sweep). ``slot``: the second reserved earlier for this send.
-        ``held``: ``ids`` are rows this send claimed at ``now`` (it claims before it
-        takes its turn); a send that must wait gives them back in the same UPDATE
-        (pending again, the claim's attempt undone), and one that may post keeps them."""
+        to a later sweep). ``slot``: the second reserved earlier for this send."""
         clock = time.time()
         reserved = ratelimit.turn(target, slot=slot, now=clock)
         if reserved is not None and reserved <= clock:
             return None
-        if held:
-            waiting = self.held(ids, now=now)
-            back = {"state": PENDING, "attempts": F("attempts") - 1}
-        else:
-            waiting = self.model.objects.filter(pk__in=list(ids), state=PENDING)
-            back = {}
+        waiting = self.model.objects.filter(pk__in=list(ids), state=PENDING)
         if reserved is None:
             wait = dt.timedelta(seconds=settings.OUTBOX_SLACK_MAX_WAIT_SECONDS)
-            waiting.update(next_attempt_at=now + wait, updated_at=now, **back, **self._unqueued())
+            waiting.update(next_attempt_at=now + wait, updated_at=now, **self._unqueued())
         else:
-            waiting.update(updated_at=now, **back, **({self.queued_field: now} if self.queued_field else {}))
+            waiting.update(updated_at=now, **({self.queued_field: now} if self.queued_field else {}))
         return Wait(until=reserved)
 
     # ------------------------------------------------------------ the outcomes

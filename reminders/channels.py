@@ -48,12 +48,7 @@ class ChannelSender:
         """Render ``message`` alone as it would be sent to ``recipient`` and raise when it
         cannot go (an email subject with CR/LF: Django's ``BadHeaderError``), so that a
         digest drops that row instead of failing with it."""
-        self.check_parts(self.parts([message], recipient))
-
-    @staticmethod
-    def check_parts(parts: list[DigestPart]) -> None:
-        """Raise when rendered ``parts`` cannot go (see ``check``)."""
-        for part in parts:
+        for part in self.parts([message], recipient):
             if isinstance(part.payload, tuple):  # email: (subject, body)
                 forbid_multi_line_headers("Subject", part.payload[0], settings.DEFAULT_CHARSET)
 

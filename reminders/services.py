@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from celery import current_app
 from django.conf import settings
 from django.core.mail import BadHeaderError
-from django.db import IntegrityError, connection, models, transaction
-from django.db.models import Exists, F, Q
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, F, Prefetch, Q, prefetch_related_objects
 from django.db.models.functions import Coalesce
 
 from exceptions.followup import exception_grants_end
@@ -414,132 +414,6 @@ def deliveries_create_for_grant_end(*, request: ExceptionRequest, grant_end) -> 
 # ------------------------------------------------------------------------- send
 
 
-# What a delivery's message shows, read by the claim's statement (``_claim_and_load``):
-# (alias, model, join). The request's tables are joined too (LEFT JOIN, nulls for a
-# milestone's reminder), so a milestone's reminder and a request's cost the same
-# statements.
-def _load_joins() -> list[tuple[str, type, str]]:
-    from releasecal.models import Enhancement, Release
-
-    def table(model) -> str:
-        return connection.ops.quote_name(model._meta.db_table)
-
-    return [
-        ("c", Channel, f"JOIN {table(Channel)} c ON c.id = d.channel_id"),
-        ("m", Milestone, f"JOIN {table(Milestone)} m ON m.id = d.milestone_id"),
-        ("r", Release, f"JOIN {table(Release)} r ON r.id = m.release_id"),
-        ("k", MilestoneKind, f"JOIN {table(MilestoneKind)} k ON k.id = m.kind_id"),
-        ("q", ExceptionRequest, f"LEFT JOIN {table(ExceptionRequest)} q ON q.id = d.request_id"),
-        ("e", Enhancement, f"LEFT JOIN {table(Enhancement)} e ON e.id = q.enhancement_id"),
-        ("a", Milestone, f"LEFT JOIN {table(Milestone)} a ON a.id = q.also_milestone_id"),
-    ]
-
-
-_LOADED = (
-    "channel",
-    "milestone__release",
-    "milestone__kind",
-    "request__enhancement",
-    "request__also_milestone",
-)
-
-
-@dataclass(frozen=True)
-class _Read:
-    """One table of the claim's read: its alias, model, and per column the field's
-    converters (as a queryset's compiler applies them: a JSONField's text, for one)."""
-
-    alias: str
-    model: type
-    converters: tuple
-
-
-@functools.cache
-def _load_statement(vendor: str) -> tuple[tuple[_Read, ...], str, str]:
-    """The claim's read, built once per process: its tables, select list and joins."""
-    joins = _load_joins()
-    reads, columns = [], []
-    for alias, model in [("d", Delivery)] + [(alias, model) for alias, model, _join in joins]:
-        converters = []
-        for f in model._meta.concrete_fields:
-            col = f.get_col(model._meta.db_table)
-            converters.append((col, tuple(connection.ops.get_db_converters(col) + f.get_db_converters(connection))))
-            columns.append(f"{alias}.{connection.ops.quote_name(f.column)}")
-        reads.append(_Read(alias, model, tuple(converters)))
-    return tuple(reads), ", ".join(columns), " ".join(join for _a, _m, join in joins)
-
-
-def _from_row(read: _Read, values) -> models.Model:
-    converted = []
-    for (col, converters), value in zip(read.converters, values, strict=True):
-        for converter in converters:
-            value = converter(value, col, connection)
-        converted.append(value)
-    return read.model.from_db(connection.alias, None, converted)
-
-
-def _claim_and_load(delivery_ids: Iterable[int], *, now: dt.datetime) -> list[Delivery]:
-    """Claim the claimable rows of ``delivery_ids`` and read what their messages show,
-    in one statement (one commit): the rows are locked in id order (no deadlock between
-    two claimers of one digest; a claimer that waited for a lock re-checks the row and
-    leaves it out if it was taken meanwhile, as ``Ledger.claim``'s re-check does), moved
-    to ``sending`` (``LEDGER.claimable``, the outbox's rule, decides which), and returned
-    with their channel, milestone, release and kind, and a request's request, KEP and
-    second freeze, ordered as a digest lists them. Elsewhere than PostgreSQL (SQLite: no
-    UPDATE inside WITH) the outbox's claim, then one read of the rows it holds."""
-    ids = sorted({int(i) for i in delivery_ids})
-    if not ids:
-        return []
-    if connection.vendor != "postgresql":
-        held = LEDGER.claim(ids, now=now)
-        return list(
-            LEDGER.held(held, now=now)
-            .select_related(*_LOADED)
-            .order_by(F("deadline_at").asc(nulls_last=True), "due_at", "pk")
-        )
-    table = connection.ops.quote_name(Delivery._meta.db_table)
-    query = Delivery.objects.filter(LEDGER.claimable(now)).query
-    where, where_params = query.get_compiler(connection=connection).compile(query.where)
-    reads, select, joins = _load_statement(connection.vendor)
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    marks = ", ".join(["%s"] * len(ids))
-    # Table and column names from the models; the condition compiled by Django; values bound.
-    sql = (
-        f"WITH locked AS (SELECT {table}.id FROM {table} WHERE {table}.id IN ({marks}) AND {where} "  # noqa: S608
-        f"ORDER BY {table}.id{lock}), "
-        f"d AS (UPDATE {table} SET state = %s, claimed_at = %s, attempts = attempts + 1, updated_at = %s "
-        f"WHERE id IN (SELECT id FROM locked) RETURNING *) "
-        f"SELECT {select} FROM d {joins} "
-        "ORDER BY d.deadline_at IS NULL, d.deadline_at, d.due_at, d.id"
-    )
-    params = [*ids, *where_params, State.SENDING, now, now]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        fetched = cursor.fetchall()
-    rows = []
-    for values in fetched:
-        objects, start = {}, 0
-        for read in reads:
-            part = values[start : start + len(read.converters)]
-            start += len(read.converters)
-            objects[read.alias] = None if part[0] is None else _from_row(read, part)
-        row, milestone, request = objects["d"], objects["m"], objects["q"]
-        row.channel = objects["c"]
-        milestone.release, milestone.kind = objects["r"], objects["k"]
-        row.milestone = milestone
-        if request is not None:
-            request.enhancement = objects["e"]
-            if request.milestone_id == milestone.pk:
-                request.milestone = milestone
-            if request.release_id == milestone.release_id:
-                request.release = milestone.release
-            if objects["a"] is not None:
-                request.also_milestone = objects["a"]
-            row.request = request
-        rows.append(row)
-    return rows
-
-
 def delivery_claim(*, delivery_id: int, now: dt.datetime) -> bool:
     """Take the row for sending: true for exactly one caller, however many try."""
     return LEDGER.claim([delivery_id], now=now) == [delivery_id]
@@ -572,13 +446,12 @@ def _requeue(delivery_ids: list[int], slot: float, countdown: float) -> None:
 
 
 def _wait_for_turn(
-    key: str, delivery_ids: list[int], *, slot: float | None, now: dt.datetime, requeue: Callable, held: bool = False
+    key: str, delivery_ids: list[int], *, slot: float | None, now: dt.datetime, requeue: Callable
 ) -> str | None:
     """None when this send may post to ``key`` now; otherwise what was done instead: the
     send queued again for the second it reserved, or (no second free soon enough) the rows
-    left to a later sweep. ``held``: the rows are claimed by this send, and given back
-    (pending, the attempt undone) when it must wait."""
-    wait = LEDGER.wait_for_turn(key, delivery_ids, slot=slot, now=now, held=held)
+    left to a later sweep. Only pending rows are touched: nothing is claimed yet."""
+    wait = LEDGER.wait_for_turn(key, delivery_ids, slot=slot, now=now)
     if wait is None:
         return None
     if wait.until is not None:
@@ -602,27 +475,51 @@ def deliveries_send(
     The rows move together: claimed in one transaction (a row cancelled meanwhile is not
     claimed and drops out), sent as one message (or as few as Slack's limits allow: each
     part's rows are marked sent in one UPDATE once Slack accepted it), and on failure
-    retried together (one next attempt time). Posting to Slack takes its channel's turn
-    (``outbox.ratelimit``) once the rows are claimed: a send that must wait gives them
-    back in the same UPDATE that marks them waiting; a 429 puts the rows back
+    retried together (one next attempt time). Posting to Slack waits for its channel's
+    turn (``outbox.ratelimit``) before anything is claimed; a 429 puts the rows back
     to pending with ``next_attempt_at`` = now + Retry-After for a later sweep (the 429
     rule, ``outbox.ledger.Ledger.record_failure``).
     """
     injected = now is not None
     now = now or tz.utc_now()
     requeue = requeue or _requeue
-    # One statement claims the rows and reads everything their message shows (its own
-    # commit); the record is the second. The rate limit's turn is taken once the rows
-    # are held: a send that must wait gives them back (pending, the attempt undone).
-    rows = _claim_and_load(delivery_ids, now=now)
-    if not rows:
+    # Loaded before the claim (the rate limit needs the channel first); the claim then
+    # decides which of them this send holds. Three statements for a lone milestone
+    # reminder: load, claim, record; a request's row adds one (its request, KEP and
+    # release). The request's tables are not joined into the load: every row would pay
+    # for planning and reading seven tables (half the load's cost) to fill nulls.
+    loaded = list(
+        Delivery.objects.select_related("channel", "milestone__release", "milestone__kind")
+        .filter(LEDGER.claimable(now), pk__in=delivery_ids)
+        .order_by(F("deadline_at").asc(nulls_last=True), "due_at", "pk")
+    )
+    if not loaded:
         return "not-claimed"
-    first = rows[0]
+    if any(row.request_id for row in loaded):
+        prefetch_related_objects(
+            loaded,
+            Prefetch(
+                "request",
+                queryset=ExceptionRequest.objects.select_related(
+                    "enhancement", "release", "milestone", "also_milestone"
+                ),
+            ),
+        )
+    first = loaded[0]
     key = target_key(first.channel, first.recipient) if settings.OUTBOX_SLACK_CHANNEL_RATE > 0 else None
     if key is not None:
-        waited = _wait_for_turn(key, [row.pk for row in rows], slot=slot, now=now, requeue=requeue, held=True)
+        waited = _wait_for_turn(key, delivery_ids, slot=slot, now=now, requeue=requeue)
         if waited is not None:
             return waited
+    if len(loaded) == 1:
+        claimed = {first.pk} if delivery_claim(delivery_id=first.pk, now=now) else set()
+    else:
+        claimed = set(deliveries_claim(delivery_ids=[row.pk for row in loaded], now=now))
+    if not claimed:
+        return "not-claimed"
+    rows = [row for row in loaded if row.pk in claimed]
+    for row in rows:
+        row.attempts += 1  # what the claim did
     outcome = "sent"
     failing = [row for row in rows if row.channel.failing]
     for row in failing:
@@ -636,12 +533,10 @@ def deliveries_send(
     rows = [row for row in rows if not row.channel.failing]
     messages, ready = [], []
     checker = sender_for(rows[0].channel) if rows else None
-    rendered = None  # a lone row's message as its check rendered it: sent as it is
     for row in rows:
         try:
             message = message_for_delivery(row, now=now)
-            rendered = checker.parts([message], row.recipient)
-            checker.check_parts(rendered)
+            checker.check(message, row.recipient)
             messages.append(message)
             ready.append(row)
         except BadHeaderError as exc:  # unsendable as it stands (CR/LF in a title): this row alone fails
@@ -656,7 +551,7 @@ def deliveries_send(
     recipient = ready[0].recipient
     sender = sender_for(ready[0].channel)
     try:
-        parts = rendered if len(rows) == 1 else sender.parts(messages, recipient)
+        parts = sender.parts(messages, recipient)
     except Exception as exc:
         log.exception("deliveries %s: unexpected error", [row.pk for row in ready])
         return _record_failure(ready, TransportError(f"{exc.__class__.__name__}: {exc}"), now=now)
@@ -664,11 +559,15 @@ def deliveries_send(
         part_rows = [ready[i] for i in part.indexes]
         left = [ready[i] for later in parts[number:] for i in later.indexes]
         if number and key is not None:
-            # The next message of a split digest takes its own turn: if it must wait, the
-            # rest is given back (nothing was sent for it) and waits for its second.
-            waited = _wait_for_turn(key, [row.pk for row in left], slot=None, now=now, requeue=requeue, held=True)
+            # The next message of a split digest takes its own turn: the rest is released
+            # (nothing was sent for it) and waits for its second like any send.
+            released = [row.pk for row in left]
+            LEDGER.give_back(released, now=now)
+            waited = _wait_for_turn(key, released, slot=None, now=now, requeue=requeue)
             if waited is not None:
                 return waited
+            if not deliveries_claim(delivery_ids=released, now=now):
+                return "not-claimed"
         try:
             sender.send_part(part, recipient)
         except TransportError as exc:
