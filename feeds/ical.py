@@ -427,6 +427,32 @@ def _text(value: str) -> str:
     return _CONTROL.sub("", value.replace("\r\n", "\n").replace("\r", "\n"))
 
 
+class _Values:
+    """Property values encoded once per feed, shared by the events that have them.
+
+    Most of a feed's values repeat: 300 extensions of one freeze share a handful of
+    DTSTARTs, one URL, one CATEGORIES, STATUS, TRANSP, DURATION and SEQUENCE. Each is
+    encoded by ``Component.add`` itself, once, on a scratch component, and that encoded
+    value (icalendar's own object) is what every event adds: ``add`` keeps an encoded
+    value as it is. The bytes are the same; the encoding is not done again per event.
+    """
+
+    def __init__(self) -> None:
+        self._encoded: dict[tuple, object] = {}
+
+    def __call__(self, name: str, value) -> object:
+        # Equal aware datetimes in different zones (or in a fold) are different wall
+        # times on the page: the zone and the fold are part of the key.
+        plain = tuple(value) if isinstance(value, list) else value
+        key = (name, type(value), plain, getattr(value, "tzinfo", None), getattr(value, "fold", 0))
+        encoded = self._encoded.get(key)
+        if encoded is None:
+            scratch = icalendar.Event()
+            scratch.add(name, value)
+            encoded = self._encoded[key] = scratch[name]
+        return encoded
+
+
 def _valarm(event: CalendarEvent, minutes: int) -> icalendar.Alarm:
     alarm = icalendar.Alarm()
     alarm.add("action", "DISPLAY")
@@ -435,32 +461,38 @@ def _valarm(event: CalendarEvent, minutes: int) -> icalendar.Alarm:
     return alarm
 
 
-def _vevent(event: CalendarEvent, alarms: tuple[int, ...] = ()) -> icalendar.Event:
+def _vevent(event: CalendarEvent, alarms: tuple[int, ...] = (), values: _Values | None = None) -> icalendar.Event:
+    """The VEVENT of one event; ``values``: the feed's shared encoded values."""
+    shared = values if values is not None else _Values()
     vevent = icalendar.Event()
+
+    def add(name: str, value) -> None:
+        vevent.add(name, shared(name, value))
+
     vevent.add("uid", event.uid)
-    vevent.add("dtstamp", event.last_modified)
-    vevent.add("last-modified", event.last_modified)
-    vevent.add("sequence", event.sequence)
+    add("dtstamp", event.last_modified)
+    add("last-modified", event.last_modified)
+    add("sequence", event.sequence)
     if event.is_all_day:
-        vevent.add("dtstart", event.start)
-        vevent.add("dtend", event.end or event.start + dt.timedelta(days=1))
+        add("dtstart", event.start)
+        add("dtend", event.end or event.start + dt.timedelta(days=1))
     else:
         zone = "UTC" if _written_in_utc(event) else event.zone
-        vevent.add("dtstart", _timed(event.start, zone))
+        add("dtstart", _timed(event.start, zone))
         if event.end is not None:
-            vevent.add("dtend", _timed(event.end, zone))
+            add("dtend", _timed(event.end, zone))
         else:
             # A deadline is a point in time: zero length, said explicitly (RFC 5545 forbids
             # DTEND = DTSTART; Exchange refuses an event with neither): docs/feeds.md.
-            vevent.add("duration", dt.timedelta(0))
+            add("duration", dt.timedelta(0))
     vevent.add("summary", _text(event.summary))
     vevent.add("description", _text(event.description))
-    vevent.add("status", event.status)
-    vevent.add("transp", "TRANSPARENT")
+    add("status", event.status)
+    add("transp", "TRANSPARENT")
     if event.categories:
-        vevent.add("categories", list(event.categories))
+        add("categories", list(event.categories))
     if event.url:
-        vevent.add("url", event.url)
+        add("url", event.url)
     # ?alarm= (off by default): a reminder before each confirmed timed deadline; not for
     # all-day milestones, pending (tentative) extensions or cancelled events.
     if alarms and not event.is_all_day and event.status == "CONFIRMED":
@@ -492,10 +524,11 @@ def calendar_bytes(
     cal.add("refresh-interval", REFRESH, parameters={"VALUE": "DURATION"})
     cal.add("x-published-ttl", icalendar.vText("PT1H"))
     vevents = []
+    values = _Values()
     tzids: set[str] = set()  # used by the events kept, each VTIMEZONE made once per feed
     for event in ordered:
         try:
-            vevent = _vevent(event, alarms)
+            vevent = _vevent(event, alarms, values)
             tzid = _event_tzid(event)
             if tzid is not None and tzid not in tzids:
                 vtimezone(tzid)  # its zone has a VTIMEZONE

@@ -317,3 +317,60 @@ def test_a_feed_is_written_as_icalendar_writes_it(release, kep, pending_request,
     assert len(calendar.walk("VEVENT")) > 1
     assert calendar.walk("VTIMEZONE")
     assert ical.serialised(calendar) == calendar.to_ical()
+
+
+def deadline_events(count: int, at: dt.datetime, zone: str) -> list[ical.CalendarEvent]:
+    stamp = dt.datetime(2024, 6, 1, 12, 0, tzinfo=dt.UTC)
+    return [
+        ical.CalendarEvent(
+            uid=f"e{n}",
+            summary=f"Deadline {n}",
+            description="d",
+            sequence=2,
+            last_modified=stamp,
+            status="CONFIRMED",
+            start=at,
+            zone=zone,
+            url="https://example.org/x/",
+            categories=("Exception",),
+        )
+        for n in range(count)
+    ]
+
+
+def test_a_value_the_events_of_a_feed_share_is_encoded_once(monkeypatch):
+    """Issue 27: 300 extensions of one freeze share their DTSTART, DTSTAMP, DURATION...:
+    each is encoded once per feed, whatever the number of events."""
+    zone = "America/Los_Angeles"
+    at = tz.parse_wall_time("2024-10-01 19:00", zone)
+    vtimezone(tz.iana_name(zone))  # built once per process, not counted here
+    encoded: list[object] = []
+    original = icalendar.vDDDTypes.__init__
+
+    def counting(self, value, *args, **kwargs):
+        encoded.append(value)
+        original(self, value, *args, **kwargs)
+
+    monkeypatch.setattr(icalendar.vDDDTypes, "__init__", counting)
+    few = ical.calendar_bytes(name="n", description="d", events=deadline_events(3, at, zone))
+    counted_few, encoded[:] = len(encoded), []
+    many = ical.calendar_bytes(name="n", description="d", events=deadline_events(60, at, zone))
+    assert few.count(b"BEGIN:VEVENT") == 3
+    assert many.count(b"BEGIN:VEVENT") == 60
+    assert many.count(b"DTSTART;TZID=America/Los_Angeles:20241001T190000") == 60
+    assert len(encoded) == counted_few
+
+
+def test_a_shared_value_is_kept_apart_by_zone_and_fold():
+    """Equal instants are different values on the page in different zones (and a wall
+    time in a fold compares equal to its twin): neither may take the other's encoding."""
+    values = ical._Values()
+    instant = dt.datetime(2024, 10, 2, 2, 0, tzinfo=dt.UTC)
+    native = tz.to_zone(instant, "America/Los_Angeles")
+    assert values("dtstart", native).to_ical() == b"20241001T190000"
+    assert values("dtstart", instant).to_ical() == b"20241002T020000Z"
+    first = dt.datetime(2024, 11, 3, 1, 30, tzinfo=native.tzinfo)
+    second = first.replace(fold=1)
+    assert first == second  # Python compares wall times in one zone, fold aside
+    assert values("dtstart", first) is not values("dtstart", second)
+    assert values("dtstart", first) is values("dtstart", first.replace())
