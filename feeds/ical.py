@@ -29,6 +29,7 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import icalendar
 
@@ -49,6 +50,36 @@ FORMAT_VERSION = "13"
 # 1: deadlines worded by tz.render_deadline (issue 16); 2: rejections, no "(SIG )" (29);
 # 3: fold instants in UTC, said in the description (29); 4: a multi-day event ends on its last day.
 SEQUENCE_FORMAT = 4
+
+
+def _per_instant(function):
+    """``function(instant, zone)``, remembered per (UTC instant, zone): a feed says the
+    same few deadlines in words hundreds of times (300 extensions of one freeze share
+    its original deadline and five granted ones). Keyed by the UTC instant, never the
+    aware value (equal instants in one zone compare equal across a fold); emptied by
+    ``tz.zone_rules_reload`` like every cache of the zone rules."""
+
+    @tz.rules_cache_register
+    @lru_cache(maxsize=4096)
+    def remembered(utc: dt.datetime, zone: str):
+        return function(utc, zone)
+
+    def per_instant(instant: dt.datetime, zone: str):
+        try:
+            utc = tz.to_utc(instant)
+        except OverflowError:  # a stored instant at the very ends of ``datetime``
+            return function(instant, zone)
+        return remembered(utc, zone)
+
+    return per_instant
+
+
+_render = _per_instant(tz.render)
+_render_deadline = _per_instant(tz.render_deadline)
+_render_deadline_in_zone = _per_instant(tz.render_deadline_in_zone)
+_render_with_aoe = _per_instant(tz.render_with_aoe)
+_in_fold = _per_instant(tz.in_fold)
+_is_day_start = _per_instant(tz.is_day_start)
 
 
 @dataclass(frozen=True)
@@ -92,7 +123,7 @@ class Move:
 def move_line(move: Move) -> str:
     """``Moved from 19:00 PDT Wednesday 10 July 2024 on 26 June 2024`` (the earlier
     deadline in its zone then, tz's deadline words; the day of the change in that zone)."""
-    was = tz.render_deadline_in_zone(move.at, move.zone) if move.at is not None else tz.render_date(move.on_date)
+    was = _render_deadline_in_zone(move.at, move.zone) if move.at is not None else tz.render_date(move.on_date)
     try:
         day = tz.local_date(move.changed_at, move.zone)
     except OverflowError:
@@ -107,7 +138,7 @@ def uid(kind: str, pk: int, host: str) -> str:
 def _aoe_line(instant: dt.datetime, zone: str) -> str | None:
     if tz.shown_zone(zone) in (tz.AOE, "UTC"):
         return None  # the native line already says AoE (or the instant is shown in UTC only)
-    return "AoE: " + tz.render_deadline_in_zone(instant, tz.AOE)
+    return "AoE: " + _render_deadline_in_zone(instant, tz.AOE)
 
 
 def _utc(instant: dt.datetime) -> dt.datetime:
@@ -138,14 +169,14 @@ def _summary_suffix(instant: dt.datetime, zone: str) -> str:
     deadline at the first instant of a local day, which people mean as the end of the day
     before: ``[1.35] Code Freeze (end of Thursday 6 November 2025 AoE)``. Others keep the
     bare title: the client's clock time is the deadline's own."""
-    if tz.shown_zone(zone) == tz.AOE or tz.is_day_start(instant, zone) or tz.in_fold(instant, zone):
-        return f" ({tz.render_deadline_in_zone(instant, zone)})"
+    if tz.shown_zone(zone) == tz.AOE or _is_day_start(instant, zone) or _in_fold(instant, zone):
+        return f" ({_render_deadline_in_zone(instant, zone)})"
     return ""
 
 
 def _in_a_fold(zone: str, *instants: dt.datetime | None) -> bool:
     """Is one of the instants at a wall time its zone shows twice (a fall-back fold)?"""
-    return tz.shown_zone(zone) != "UTC" and any(i is not None and tz.in_fold(i, zone) for i in instants)
+    return tz.shown_zone(zone) != "UTC" and any(i is not None and _in_fold(i, zone) for i in instants)
 
 
 def _fold_line(zone: str, *instants: dt.datetime | None) -> list[str]:
@@ -169,7 +200,7 @@ def milestone_rules(milestone) -> str:
             return ""
         closes = request_window_closes(milestone)
         return (
-            f"Exceptions may be requested until {tz.render_deadline(closes, milestone.zone)} "
+            f"Exceptions may be requested until {_render_deadline(closes, milestone.zone)} "
             f"({request_window_text(milestone)})."
         )
     if kind.is_freeze:
@@ -193,14 +224,14 @@ def milestone_event(
         zone = _shown_zone(milestone.at, milestone.zone)
         if milestone.ends_at is not None:
             zone = _shown_zone(milestone.ends_at, zone)
-        lines.append("When: " + tz.render_deadline(milestone.at, zone))
+        lines.append("When: " + _render_deadline(milestone.at, zone))
         if tz.zone_warning(milestone.zone):
             lines.append(f"Note: {tz.zone_warning(milestone.zone)}.")
         aoe = _aoe_line(milestone.at, zone)
         if aoe:
             lines.append(aoe)
         if milestone.ends_at is not None:
-            lines.append("Until: " + tz.render(milestone.ends_at, zone))
+            lines.append("Until: " + _render(milestone.ends_at, zone))
         lines.extend(_fold_line(zone, milestone.at, milestone.ends_at))
         start: dt.datetime | dt.date = tz.to_zone(milestone.at, zone)
         end: dt.datetime | dt.date | None = tz.to_zone(milestone.ends_at, zone) if milestone.ends_at else None
@@ -214,7 +245,7 @@ def milestone_event(
         # a conference or a window of dates on its last day, a freeze when it begins.
         deadline = _deadline(milestone)
         if deadline is not None:
-            lines.append("Ends: " + tz.render_deadline(deadline, milestone.zone))
+            lines.append("Ends: " + _render_deadline(deadline, milestone.zone))
             aoe = _aoe_line(deadline, milestone.zone)
             if aoe:
                 lines.append(aoe)
@@ -317,22 +348,22 @@ def extension_event(
     if unrecorded:
         lines.append(
             "Extension granted, deadline not recorded (read from sig-release's exceptions.yaml); "
-            f"shown at the {milestone.title} deadline: " + tz.render_deadline(instant, zone)
+            f"shown at the {milestone.title} deadline: " + _render_deadline(instant, zone)
         )
     elif superseded:
         lines.append(
-            f"Superseded by the freeze: the {milestone.title} deadline moved to {tz.render_deadline(instant, zone)}, "
-            f"not earlier than the granted {tz.render_deadline(deadline.granted, deadline.granted_zone)}; "
+            f"Superseded by the freeze: the {milestone.title} deadline moved to {_render_deadline(instant, zone)}, "
+            f"not earlier than the granted {_render_deadline(deadline.granted, deadline.granted_zone)}; "
             "the freeze's own deadline applies."
         )
     elif state == "approved":
-        lines.append("Extended deadline: " + tz.render_deadline(instant, zone))
+        lines.append("Extended deadline: " + _render_deadline(instant, zone))
         if deadline.hard_stop is not None:
             lines.append("Warning: " + deadline.warning)
     elif state == "pending" and asked:
         lines.append(
             f"Requested: {request.days} more day{'s' if request.days != 1 else ''}; "
-            f"if approved as asked the deadline would be {tz.render_deadline(instant, zone)}."
+            f"if approved as asked the deadline would be {_render_deadline(instant, zone)}."
         )
     elif state == "pending":
         lines.append(f"Requested: {days}; until a decision the {milestone.title} deadline applies to {label}.")
@@ -340,18 +371,18 @@ def extension_event(
         word = {"rejected": "was rejected", "withdrawn": "was withdrawn"}.get(state, f"is {state}")
         lines.append(f"This extension request {word}: the {milestone.title} deadline applies to {label}.")
         if asked:
-            lines.append(f"It had asked for {days} more, until {tz.render_deadline(instant, zone)}.")
+            lines.append(f"It had asked for {days} more, until {_render_deadline(instant, zone)}.")
     if warning:
         lines.append(f"Note: {warning}.")
     aoe = _aoe_line(instant, zone)
     if aoe:
         lines.append(aoe)
     lines.extend(_fold_line(zone, instant))
-    original_line = f"Original {milestone.title}: {tz.render_with_aoe(original, milestone.zone)}"
+    original_line = f"Original {milestone.title}: {_render_with_aoe(original, milestone.zone)}"
     lines.append(original_line)
     also = request.also_milestone if request.also_milestone_id else None
     if also is not None:
-        lines.append(f"Original {also.title}: {tz.render_with_aoe(also.deadline, also.zone)}")
+        lines.append(f"Original {also.title}: {_render_with_aoe(also.deadline, also.zone)}")
     if decision is not None and decision.note:
         lines.append("Decision note: " + decision.note)
     page = f"{site_url}/releases/{release.slug}/exceptions/"

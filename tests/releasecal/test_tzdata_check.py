@@ -542,3 +542,14 @@ def test_a_date_only_milestone_closes_at_the_end_of_its_day_under_the_new_rules(
     assert not ScheduleNotice.objects.filter(milestone=freeze).exists()
     code, out, err = run()
     assert code == 0
+
+
+def test_reloading_the_zone_rules_reaches_the_feed_writers_words(tzdata_dirs):
+    """feeds/ical.py remembers each deadline's words per instant and zone (issue 27):
+    ``tz.zone_rules_reload`` empties that too, so a feed says what the new rules say."""
+    old, new, _ = tzdata_dirs
+    instant = utc("2028-07-14 02:00")
+    use_rules(old)
+    assert ical._render_deadline(instant, "Test/Dropland").startswith("19:00 PDT Thursday 13 July 2028")
+    use_rules(new)
+    assert ical._render_deadline(instant, "Test/Dropland").startswith("18:00 PST Thursday 13 July 2028")
