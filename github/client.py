@@ -16,20 +16,16 @@ import datetime as dt
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from githubkit import AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
-from githubkit.exception import (
-    GitHubException,
-    GraphQLFailed,
-    RateLimitExceeded,
-    RequestError,
-    RequestFailed,
-    RequestTimeout,
-    SecondaryRateLimitExceeded,
-)
-from githubkit.retry import RetryChainDecision, RetryServerError
+
+if TYPE_CHECKING:
+    from githubkit.exception import GitHubException
+
+# githubkit (with httpx, pydantic's models and its auth strategies) costs most of a
+# Django process start; it is imported where a client is built or a failure read, so
+# manage.py calls, web and worker processes that never ask GitHub do not pay for it.
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 
@@ -116,6 +112,9 @@ class BoardClient:
     def __init__(
         self, creds: Credentials, *, base_url: str | None = None, timeout: float | None = None, retries: int = 2
     ):
+        from githubkit import AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
+        from githubkit.retry import RetryChainDecision, RetryServerError
+
         auth = (
             TokenAuthStrategy(creds.token)
             if creds.kind == "token"
@@ -140,6 +139,8 @@ class BoardClient:
 
     def request_document(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document (a named query's, or the generated field updates')."""
+        from githubkit.exception import GitHubException
+
         self.requests += 1
         try:
             return self.github.graphql.request(document, variables)
@@ -151,6 +152,8 @@ class BoardClient:
     def rest(self, method: str, path: str, *, what: str, params: dict | None = None, json: Any = None):
         """One REST call; its response. Raises :class:`GitHubUnavailable` in the words of
         ``what`` ("kubernetes/enhancements#2400")."""
+        from githubkit.exception import GitHubException
+
         self.requests += 1
         try:
             return self.github.request(method, path, params=params, json=json)
@@ -204,6 +207,15 @@ PERMANENT_GRAPHQL = {"NOT_FOUND", "FORBIDDEN", "INSUFFICIENT_SCOPES", "VALIDATIO
 
 def unavailable(exc: GitHubException, *, timeout: float, retries: int) -> GitHubUnavailable:
     """githubkit's exception in an operator's words."""
+    from githubkit.exception import (
+        GraphQLFailed,
+        RateLimitExceeded,
+        RequestError,
+        RequestFailed,
+        RequestTimeout,
+        SecondaryRateLimitExceeded,
+    )
+
     if isinstance(exc, RateLimitExceeded):
         wait = exc.retry_after.total_seconds()
         back = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=wait)
@@ -243,6 +255,8 @@ def unavailable(exc: GitHubException, *, timeout: float, retries: int) -> GitHub
 def rest_unavailable(exc: GitHubException, *, what: str, timeout: float, retries: int) -> GitHubUnavailable:
     """A REST call's refusal about ``what`` (an issue, a repository) in an operator's
     words: locked, deleted, not found, no write access, invalid; else as ``unavailable``."""
+    from githubkit.exception import RateLimitExceeded, RequestFailed
+
     if isinstance(exc, RequestFailed) and not isinstance(exc, RateLimitExceeded):
         status = exc.response.status_code
         try:
