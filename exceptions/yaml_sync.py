@@ -78,13 +78,22 @@ def match_request(*, release: Release, milestone: Milestone, entry: Entry) -> Ex
     """The request an entry stands for, if we have it."""
     if entry.kep_number is None:
         return None
-    candidates = list(
+    return _pick(_candidates(release=release, milestone=milestone, number=entry.kep_number), entry, release.zone)
+
+
+def _candidates(*, release: Release, milestone: Milestone, number: int) -> list[ExceptionRequest]:
+    """The release's requests of KEP ``number`` for ``milestone``, newest first (the
+    model's ordering): the import matches an entry among them and finds a live one."""
+    return list(
         ExceptionRequest.objects.filter(
-            release=release, milestone=milestone, enhancement__number=entry.kep_number
+            release=release, milestone=milestone, enhancement__number=number
         ).select_related("decision")
     )
+
+
+def _pick(candidates: list[ExceptionRequest], entry: Entry, zone: str) -> ExceptionRequest | None:
     if entry.date_requested is not None:
-        same_day = [r for r in candidates if _local_date(r.submitted_at, release.zone) == entry.date_requested]
+        same_day = [r for r in candidates if _local_date(r.submitted_at, zone) == entry.date_requested]
         if len(same_day) >= 1:
             return same_day[0]
     elif len(candidates) == 1:
@@ -116,6 +125,10 @@ def exceptions_yaml_import(
     if record.lenient:
         report.notes.append(f"The file is {record.note}.")
     milestones = _milestones_by_kind(release)
+    # One read for every KEP the file names (filled in as the import creates them)
+    # instead of one an entry.
+    numbers = {entry.kep_number for entry in record.entries if entry.kep_number is not None}
+    enhancements = Enhancement.objects.in_bulk(numbers, field_name="number")
     for entry in record.entries:
         if entry.is_blank:
             report.skipped.append(f"line {entry.line}: the empty template entry")
@@ -138,7 +151,8 @@ def exceptions_yaml_import(
             continue
         for problem in entry.problems:
             report.notes.append(f"{_where(entry)}: {problem}")
-        existing = match_request(release=release, milestone=milestone, entry=entry)
+        candidates = _candidates(release=release, milestone=milestone, number=entry.kep_number)
+        existing = _pick(candidates, entry, release.zone)
         if existing is None and entry.outcome in ("pending", "withdrawn"):
             # A request nobody decided is filed with its days asked (ingest_exception, the
             # API); the file has no days, so it cannot file one.
@@ -148,7 +162,16 @@ def exceptions_yaml_import(
             )
             continue
         if existing is None:
-            _create(release, milestone, entry, actor=actor, report=report, now=now)
+            _create(
+                release,
+                milestone,
+                entry,
+                candidates=candidates,
+                enhancements=enhancements,
+                actor=actor,
+                report=report,
+                now=now,
+            )
         else:
             _reconcile(existing, entry, actor=actor, report=report)
     ExceptionsYamlFile.objects.update_or_create(
@@ -172,8 +195,8 @@ def _issue_url(entry: Entry) -> str:
     return http_url(entry.issue_text) or f"https://github.com/kubernetes/enhancements/issues/{entry.kep_number}"
 
 
-def _enhancement(entry: Entry) -> Enhancement:
-    enhancement = Enhancement.objects.filter(number=entry.kep_number).first()
+def _enhancement(entry: Entry, enhancements: dict[int, Enhancement]) -> Enhancement:
+    enhancement = enhancements.get(entry.kep_number)
     if enhancement is None:
         # The file names no SIG; owning_sig stays empty until import_keps fills it.
         enhancement = Enhancement.objects.create(
@@ -182,15 +205,26 @@ def _enhancement(entry: Entry) -> Enhancement:
             owning_sig="",
             issue_url=_issue_url(entry),
         )
+        enhancements[entry.kep_number] = enhancement
     return enhancement
 
 
-def _create(release, milestone, entry: Entry, *, actor, report: ImportReport, now) -> None:
+def _create(
+    release,
+    milestone,
+    entry: Entry,
+    *,
+    candidates: list[ExceptionRequest],
+    enhancements: dict[int, Enhancement],
+    actor,
+    report: ImportReport,
+    now,
+) -> None:
     zone = release.zone
-    enhancement = _enhancement(entry)
-    live = ExceptionRequest.objects.filter(
-        enhancement=enhancement, milestone=milestone, state__in=ExceptionRequest.ACTIVE_STATES
-    ).first()
+    enhancement = _enhancement(entry, enhancements)
+    # The milestone is the release's, so the KEP's live request for it, if any, is one
+    # of the candidates the entry was matched among (newest first, as .first() read it).
+    live = next((r for r in candidates if r.state in ExceptionRequest.ACTIVE_STATES), None)
     if live is not None and entry.outcome == "approved":
         report.skipped.append(
             f"{_where(entry)}: KEP-{enhancement.number} already has a {live.state} request #{live.pk} for "
