@@ -51,7 +51,7 @@ from releasecal import selectors as schedule
 from releasecal import tz
 from releasecal.api import EnhancementOutputSerializer, enhancement_queryset
 from releasecal.errors import Conflict, NotAllowed, NotFound, ValidationFailed
-from releasecal.models import Enhancement, Milestone, Release, Tracking
+from releasecal.models import Enhancement, Milestone, Release
 
 MAX_KEP = 2**31 - 1
 User = get_user_model()
@@ -949,15 +949,19 @@ class DeadlineNextApi(APIView):
             enhancements = [_enhancement_get(query["kep"], Enhancement.objects.all())]
         elif query.get("sig"):
             enhancements = list(Enhancement.objects.filter(schedule.sig_q(query["sig"])))
+        out = []
         if query.get("release"):
             releases = [schedule.release_get(slug=query["release"])]
+            if enhancements:
+                out = schedule.tracking_out_of_milestone(enhancements=enhancements, releases=releases)
         elif enhancements is not None:
-            tracked = Tracking.objects.filter(enhancement__in=enhancements).values("release_id")
-            releases = list(Release.objects.filter(pk__in=tracked).exclude(status=Release.Status.RELEASED))
+            # One query: the KEPs' open releases and, among their rows, those out of a milestone.
+            tracked = schedule.tracking_in_open_releases(enhancements) if enhancements else []
+            releases = list({row.release_id: row.release for row in tracked}.values())
+            out = [row for row in tracked if row.out_of_milestone]
         else:
             releases = list(schedule.release_list_active())
         now = tz.utc_now()
-        out = schedule.tracking_out_of_milestone(enhancements=enhancements, releases=releases) if enhancements else []
         rows = deadlines_next(
             releases=releases, enhancements=enhancements, now=now, limit=query["limit"], out_of_milestone=out
         )

@@ -161,6 +161,16 @@ def enhancement_list_naming_any(*, handles: QuerySet, roles: Collection[str] | N
     return Enhancement.objects.filter(matches).order_by("number")
 
 
+def tracking_in_open_releases(enhancements) -> list[Tracking]:
+    """Every tracking row of these KEPs in a release not yet released, with its KEP,
+    release and missed freeze, ordered as ``tracking_out_of_milestone``: one query that
+    gives both the releases a KEP's deadlines come from and the KEPs out of their
+    milestone (issue 27: deadlines/next/?kep= read them in two)."""
+    rows = Tracking.objects.filter(enhancement__in=enhancements).exclude(release__status=Release.Status.RELEASED)
+    rows = rows.select_related("enhancement", "release", "missed_freeze")
+    return list(rows.order_by("release__start_date", "release__slug", "enhancement__number"))
+
+
 def tracking_out_of_milestone(*, enhancements=None, releases=None) -> list[Tracking]:
     """The tracking rows of KEPs out of a release's milestone (removed from it, or
     deferred by their SIG): none of that release's deadlines is theirs, and every face
