@@ -21,6 +21,8 @@ from reminders.services import (
 
 def milestone_changed(sender, *, milestone, previous, **kwargs) -> None:
     deliveries_sync_for_milestone(milestone=milestone)
+    if previous is None:
+        return  # just created: no request names it yet (a README import creates ~1000)
     # A moved freeze can supersede (or stop superseding) the grants on it.
     for request in milestone.exception_requests.filter(state="approved").select_related("decision", "milestone"):
         deliveries_sync_for_request(request=request)
