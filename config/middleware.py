@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseNotAllowed, JsonResponse
+from django.urls import resolve
 from django.utils.cache import add_never_cache_headers
 
 from config import request_id
@@ -85,3 +86,30 @@ class RequestIdMiddleware:
 
 def _clear_request_id(**kwargs) -> None:
     request_id.clear()
+
+
+class FeedMiddleware:
+    """The iCal feeds (``/calendar/``), routed to their view right after the security
+    headers, the NUL check and the latency timer, without the middleware that follows.
+
+    A feed reads no session, user, message or CSRF token and is not HTML (no CSP or
+    framing header applies to ``text/calendar``), yet CSP, session, CSRF, auth,
+    messages, clickjacking and allauth ran for every feed request: most of a 304's CPU
+    (issue 27). Here the host is checked (``get_host``: DisallowedHost is a 400, as
+    CommonMiddleware would answer), the path goes through the normal URL resolver (an
+    unknown feed path is its usual 404) and ``resolver_match`` is set for the latency
+    label. Every other path goes through the whole stack as before.
+    """
+
+    PREFIX = "/calendar/"
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.path_info.startswith(self.PREFIX):
+            return self.get_response(request)
+        request.get_host()
+        match = resolve(request.path_info)
+        request.resolver_match = match
+        return match.func(request, *match.args, **match.kwargs)

@@ -15,7 +15,8 @@ cached feed is never stale. What each request reads:
 Each answer is in the encoding ``Accept-Encoding`` selects (feeds/encoding.py: gzip or
 identity), with that encoding's own strong ETag, and ``Vary: Accept-Encoding``.
 
-Feeds go through the whole middleware stack like any view.
+Feeds are routed by config.middleware.FeedMiddleware, after the security headers and
+before the session, CSP, CSRF, auth and messages middleware, which a feed does not need.
 """
 
 from __future__ import annotations

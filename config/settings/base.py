@@ -74,8 +74,10 @@ MIDDLEWARE = [
     "config.middleware.ProbeMiddleware",
     "config.metrics.RequestLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
     "config.middleware.RejectNulMiddleware",
+    # The feeds, answered here: they need nothing below (config.middleware.FeedMiddleware).
+    "config.middleware.FeedMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

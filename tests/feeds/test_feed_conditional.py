@@ -181,3 +181,45 @@ def test_a_cached_answer_builds_no_queryset(redis_cache, release, kep, pending_r
     made.clear()
     get("/calendar/no-such-release.ics")  # the spy sees the QuerySets a build makes
     assert made
+
+
+def test_a_feed_skips_the_session_csp_auth_and_messages_middleware(release, personal_feed, monkeypatch):
+    """config.middleware.FeedMiddleware answers /calendar/ before them (issue 27: most of
+    a 304's CPU); the security headers, the request id and the latency label remain."""
+    from allauth.account.middleware import AccountMiddleware
+    from csp.middleware import CSPMiddleware
+    from django.contrib.auth.middleware import AuthenticationMiddleware
+    from django.contrib.messages.middleware import MessageMiddleware
+    from django.contrib.sessions.middleware import SessionMiddleware
+    from django.middleware.csrf import CsrfViewMiddleware
+
+    from config import metrics
+
+    skipped = [SessionMiddleware, CSPMiddleware, CsrfViewMiddleware, AuthenticationMiddleware, MessageMiddleware]
+    for middleware in skipped:
+        for hook in ("process_request", "process_view", "process_response"):
+            if hasattr(middleware, hook):
+                monkeypatch.setattr(middleware, hook, lambda *a, _m=middleware, **k: pytest.fail(f"{_m} ran"))
+    monkeypatch.setattr(AccountMiddleware, "__call__", lambda *a, **k: pytest.fail("allauth ran"))
+    labels, real_label = [], metrics._view_label
+
+    def label(request):
+        labels.append(real_label(request))
+        return labels[-1]
+
+    monkeypatch.setattr(metrics, "_view_label", label)
+    with override_settings(SECURE_CONTENT_TYPE_NOSNIFF=True, SECURE_REFERRER_POLICY="same-origin"):
+        for path in (RELEASE_FEED, personal_feed):
+            response = get(path)
+            assert response.status_code == 200
+            assert response["ETag"]
+            assert response["X-Content-Type-Options"] == "nosniff"
+            assert response["Referrer-Policy"] == ("no-referrer" if path == personal_feed else "same-origin")
+            assert response["X-Request-ID"]
+            assert get(path, if_none_match=response["ETag"]).status_code == 304
+        assert Client().post(RELEASE_FEED).status_code == 405
+    assert labels[:4] == ["feeds:release", "feeds:release", "feeds:personal", "feeds:personal"]
+    monkeypatch.undo()  # Django's 400 and 404 pages ask for a CSRF token
+    assert get("/calendar/nothing/here").status_code == 404
+    with override_settings(ALLOWED_HOSTS=["testserver"]):
+        assert Client(HTTP_HOST="evil.example").get(RELEASE_FEED).status_code == 400
