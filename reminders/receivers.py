@@ -20,7 +20,7 @@ from reminders.services import (
 
 
 def milestone_changed(sender, *, milestone, previous, **kwargs) -> None:
-    deliveries_sync_for_milestone(milestone=milestone)
+    deliveries_sync_for_milestone(milestone=milestone, created=previous is None)
     if previous is None:
         return  # just created: no request names it yet (a README import creates ~1000)
     # A moved freeze can supersede (or stop superseding) the grants on it.

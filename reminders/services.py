@@ -190,13 +190,21 @@ def _missed_reason(due_at: dt.datetime) -> str:
 
 
 @transaction.atomic
-def deliveries_sync_for_milestone(*, milestone: Milestone, now: dt.datetime | None = None) -> None:
-    """Create, reschedule or cancel the reminders of one milestone's own deadline."""
+def deliveries_sync_for_milestone(
+    *, milestone: Milestone, now: dt.datetime | None = None, created: bool = False
+) -> None:
+    """Create, reschedule or cancel the reminders of one milestone's own deadline.
+    ``created``: the milestone was inserted in this transaction, so it has no rows yet
+    and none is read (a README import creates ~1000)."""
     now = now or tz.utc_now()
-    existing = list(
-        Delivery.objects.select_for_update()
-        .filter(milestone=milestone, request__isnull=True)
-        .exclude(offset__startswith="event:")
+    existing = (
+        []
+        if created
+        else list(
+            Delivery.objects.select_for_update()
+            .filter(milestone=milestone, request__isnull=True)
+            .exclude(offset__startswith="event:")
+        )
     )
     if not existing and (milestone.cancelled or milestone.deadline < now - _grace()):
         # Nothing open to change and nothing to remind of (what _apply would conclude,

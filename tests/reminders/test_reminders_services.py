@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
 
 from exceptions.services import (
     RequestFields,
@@ -17,7 +18,7 @@ from exceptions.services import (
     exception_request_withdraw,
 )
 from releasecal import tz
-from releasecal.services import enhancement_upsert, milestone_cancel, milestone_save
+from releasecal.services import enhancement_upsert, milestone_cancel, milestone_create, milestone_save
 from reminders import services
 from reminders.models import Delivery, ReminderRule
 from reminders.offsets import parse_offset, parse_offsets
@@ -92,6 +93,19 @@ def test_a_long_past_milestone_reads_only_its_rows_and_a_moved_one_keeps_its_row
     milestone.save()
     services.deliveries_sync_for_milestone(milestone=milestone)
     assert {row.state for row in _rows(milestone).values()} == {State.MISSED}
+
+
+def test_a_milestone_just_created_reads_no_reminder_and_no_request(freeze_rules, kinds):
+    """milestone_changed for a created milestone (previous None) has nothing to read: no
+    row and no request can name it yet (the README import creates ~1000). A future one
+    still gets its reminders."""
+    release = future_release(freeze_at=hour_from_now(20))
+    for at in (hour_from_now(-24 * 400), hour_from_now(30)):
+        with CaptureQueriesContext(connection) as ctx:
+            milestone = milestone_create(release=release, kind=kinds["code-freeze"], title=f"Freeze {at}", at=at)
+        read = [q["sql"] for q in ctx.captured_queries if q["sql"].startswith("SELECT")]
+        assert not [sql for sql in read if '"reminders_delivery"' in sql or '"exceptions_exceptionrequest"' in sql]
+    assert set(_rows(milestone)) == {"14d", "10d", "3d", "1d", "2h", "0", "1d@09:00"}
 
 
 def test_syncing_twice_changes_nothing(freeze_rules):
