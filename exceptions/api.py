@@ -944,9 +944,13 @@ class DeadlineNextApi(APIView):
             raise ValidationFailed(
                 "Ask for a KEP or a SIG, not both.", extra={"kep": query["kep"], "sig": query["sig"]}
             )
-        enhancements = None
+        enhancements = tracked = None
         if query.get("kep"):
-            enhancements = [_enhancement_get(query["kep"], Enhancement.objects.all())]
+            if not query.get("release"):
+                # The KEP's tracking rows carry the KEP: no query of its own when it has some.
+                tracked = schedule.tracking_in_open_releases(Enhancement.objects.filter(number=query["kep"]))
+            kep = tracked[0].enhancement if tracked else _enhancement_get(query["kep"], Enhancement.objects.all())
+            enhancements = [kep]
         elif query.get("sig"):
             enhancements = list(Enhancement.objects.filter(schedule.sig_q(query["sig"])))
         out = []
@@ -956,7 +960,8 @@ class DeadlineNextApi(APIView):
                 out = schedule.tracking_out_of_milestone(enhancements=enhancements, releases=releases)
         elif enhancements is not None:
             # One query: the KEPs' open releases and, among their rows, those out of a milestone.
-            tracked = schedule.tracking_in_open_releases(enhancements) if enhancements else []
+            if tracked is None:
+                tracked = schedule.tracking_in_open_releases(enhancements) if enhancements else []
             releases = list({row.release_id: row.release for row in tracked}.values())
             out = [row for row in tracked if row.out_of_milestone]
         else:

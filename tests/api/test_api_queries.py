@@ -161,8 +161,9 @@ def test_next_deadlines_cost_the_same_for_one_release_or_many(release, kinds, ke
 
 
 def test_next_deadlines_of_a_kep_take_the_hard_stops_from_the_milestones_read(release, kinds, kep):
-    """deadlines/next/?kep= reads the KEP, its tracking rows (its open releases and
-    whether it is out of their milestone, in one query), the milestones and the grants:
+    """deadlines/next/?kep= reads the KEP's tracking rows (the KEP itself, its open
+    releases and whether it is out of their milestone, in one query), the milestones and
+    the grants:
     the hard stops come from the milestones already read (the first rc that is not
     cancelled, or the release's own), not from two more queries."""
     from exceptions.selectors import hard_stops, hard_stops_among
@@ -181,4 +182,14 @@ def test_next_deadlines_of_a_kep_take_the_hard_stops_from_the_milestones_read(re
     Release.objects.filter(pk=release.pk).update(hard_stop=soon + dt.timedelta(days=5))
     read = list(schedule.milestone_list().filter(release=release, cancelled=False))
     assert hard_stops_among(read) == hard_stops([release.pk]) == {release.pk: soon + dt.timedelta(days=5)}
-    assert count_queries("/api/v1/deadlines/next/", {"kep": kep.number})[0] == 4
+    assert count_queries("/api/v1/deadlines/next/", {"kep": kep.number})[0] == 3
+
+
+def test_next_deadlines_of_a_kep_without_open_tracking_read_the_kep_itself(release, kinds, kep):
+    """A KEP no open release tracks has no tracking row to carry it: it is read on its
+    own (an empty answer, not a 404), and an unknown KEP is still a 404."""
+    Tracking.objects.filter(enhancement=kep).delete()
+    response = APIClient().get("/api/v1/deadlines/next/", {"kep": kep.number})
+    assert response.status_code == 200
+    assert (response.json()["deadlines"], response.json()["out_of_milestone"]) == ([], [])
+    assert APIClient().get("/api/v1/deadlines/next/", {"kep": 999_999}).status_code == 404
