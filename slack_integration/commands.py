@@ -225,6 +225,11 @@ def relcal(text: str, *, slack_user_id: str, team_id: str = "", trigger_id: str 
     (``request``: Slack then wants an empty 200)."""
     words = text.split()
     name, args = (words[0].lower(), words[1:]) if words else ("help", [])
+    # help and an unknown subcommand answer the same text to everyone: no lookup, no query.
+    if name == "help":
+        return cmd_help(args, None)
+    if name not in COMMANDS and name not in ("request", "link", "tz"):
+        return reply(f"Unknown subcommand `{clip(escape(name), 40)}`.\n\n{HELP}")
     identity = slack_identity_find(slack_user_id=slack_user_id, team_id=team_id)
     if name == "request":
         problem = modal.open_request_modal(
@@ -235,10 +240,7 @@ def relcal(text: str, *, slack_user_id: str, team_id: str = "", trigger_id: str 
         return cmd_link(identity, slack_user_id=slack_user_id, team_id=team_id)
     if name == "tz":
         return cmd_tz(args, identity, slack_user_id=slack_user_id, team_id=team_id)
-    command = COMMANDS.get(name)
-    if command is None:
-        return reply(f"Unknown subcommand `{clip(escape(name), 40)}`.\n\n{HELP}")
-    return command(args, identity)
+    return COMMANDS[name](args, identity)
 
 
 @slack_signed

@@ -124,3 +124,11 @@ def test_exceptions_pending_when_none(client, slack, db):
 def test_a_command_without_a_user_is_a_400(client, slack, db):
     response = post_signed(client, "/slack/commands", {"text": "help"})
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize("text", ["help", "", "dance"])
+def test_help_and_an_unknown_subcommand_read_no_row(client, slack, db, django_assert_num_queries, text):
+    # The same text for everyone: no identity lookup, no query at all (issue 27).
+    with django_assert_num_queries(0):
+        body = relcal(client, text)
+    assert "/relcal kep 1880" in all_text(body)
