@@ -105,11 +105,21 @@ def board_reconcile(
     One reconcile of a board at a time (the board's row is locked for it). Raises
     ``github.services.BoardRefused`` when the board is off or cannot be read."""
     now = now or tz.utc_now()
+    failed: BoardRefused | None = None
     with transaction.atomic():
         board = Board.objects.select_for_update().select_related("release").get(pk=board_id)
-        report = board_sync(board=board, client=client)
-        result = ReconcileResult(report=report)
-        _apply(board, report, result, now=now)
+        try:
+            report = board_sync(board=board, client=client)
+        except BoardRefused as exc:
+            if not isinstance(exc.__cause__, GitHubUnavailable):
+                raise
+            failed = exc
+        else:
+            result = ReconcileResult(report=report)
+            _apply(board, report, result, now=now)
+    if failed is not None:  # recorded after the transaction, which the refusal would roll back
+        board_contact_record(Board.objects.get(pk=board_id), error=str(failed.__cause__))
+        raise failed
     if result.changed:
         log.info("github reconcile %s", result.summary())
     return result

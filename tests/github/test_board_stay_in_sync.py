@@ -500,3 +500,13 @@ def test_taking_the_boards_status_corrects_a_decided_request_or_says_why_not(
     )
     conflict.refresh_from_db()
     assert conflict.resolved_at is None  # a refusal changes nothing
+
+
+def test_a_full_reconcile_github_refuses_is_recorded_on_the_board(board, project, github, settings):
+    settings.GITHUB_TOKEN = github.token("bot", kind="fine-grained", permissions={"organization_projects": "write"})
+    github.faults.fail_next(5, status=502, match="graphql")
+    with pytest.raises(BoardRefused):
+        board_reconcile(board_id=board.pk)
+    board.refresh_from_db()
+    assert board.reachable is False
+    assert "502" in board.last_error
