@@ -8,6 +8,7 @@ task runs under the request id of what queued it (config/request_id.py).
 import logging.config
 
 from celery import Celery, signals
+from django.db import close_old_connections
 
 from config import env, request_id
 
@@ -47,3 +48,13 @@ def _unbind_request_id(task_id=None, **kwargs) -> None:
     token = _bound.pop(task_id, None)
     if token is not None:
         request_id.reset(token)
+
+
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def _close_old_connections(task=None, **kwargs) -> None:
+    """A task begins and ends as a request does: a connection past CONN_MAX_AGE or left
+    unusable by an error is closed, the others are kept (CELERY_DB_REUSE_MAX). Not for a
+    task run eagerly, inside its caller's transaction (as Celery's fix-up skips it)."""
+    if task is not None and not getattr(task.request, "is_eager", False):
+        close_old_connections()
